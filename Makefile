@@ -1,0 +1,42 @@
+# Two commands on a fresh machine: `make site` builds site/, `make test` runs every test.
+# Both set up what they need themselves: a .venv with the Python packages, node_modules via `npm ci`,
+# and (for tests) a Chromium.
+PYTHON ?= python3
+VENV   := .venv
+VPY    := $(VENV)/bin/python
+JOBS   ?= 2
+
+.PHONY: site test setup browser bench serve zip clean
+
+site: setup
+	$(VPY) build.py
+
+setup: $(VENV)/.installed node_modules/.installed
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(VPY) -m pip install --quiet --disable-pip-version-check -e '.[test]'
+	touch $@
+
+node_modules/.installed: package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+browser: setup
+	@$(VPY) scripts/ensure_browser.py > $(VENV)/.browser
+	@echo "browser: $$(cat $(VENV)/.browser)"
+
+test: setup browser
+	CHROMIUM_PATH="$$(cat $(VENV)/.browser)" $(VPY) -m pytest -n $(JOBS) --dist loadgroup -q
+
+serve: setup
+	$(VPY) build.py --serve
+
+zip: setup
+	$(VPY) build.py --zip
+
+bench: setup browser
+	CHROMIUM_PATH="$$(cat $(VENV)/.browser)" $(VPY) bench/site_bench.py
+
+clean:
+	rm -rf site dist .cache test-artifacts

@@ -1,0 +1,102 @@
+"""Stage — assets: the theme's CSS and JavaScript bundles, KaTeX's CSS and fonts, the Python runtime.
+
+Every URL handed to templates carries a short content hash (`site.css?v=1a2b3c4d`) so browsers and
+GitHub Pages caches never serve a stale file after a rebuild.
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable
+
+from .bundle import BundleError, esbuild_bundle
+
+if TYPE_CHECKING:
+    from .site import BuildOptions, Page
+
+KATEX_DIST = Path("node_modules/katex/dist")
+
+
+class AssetError(Exception):
+    def __init__(self, path: str, message: str):
+        self.path = path
+        super().__init__(message)
+
+
+def short_hash(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()[:10]
+
+
+def theme_css(theme_dir: Path) -> bytes:
+    """base.css first, then every other stylesheet of the theme in name order."""
+    css_dir = theme_dir / "css"
+    files = sorted(css_dir.glob("*.css"), key=lambda p: (p.name != "base.css", p.name))
+    return "\n".join(f"/* {p.name} */\n" + p.read_text(encoding="utf-8") for p in files).encode("utf-8")
+
+
+def katex_assets(root: Path) -> dict[str, bytes]:
+    """KaTeX's stylesheet and its woff2 fonts (every browser we target reads woff2, so the
+    woff/ttf fallbacks are dropped from the @font-face rules instead of being shipped)."""
+    dist = root / KATEX_DIST
+    css_path = dist / "katex.min.css"
+    if not css_path.exists():
+        raise AssetError(str(KATEX_DIST), "KaTeX is not installed: run `npm ci` (or `make site`)")
+    css = css_path.read_text(encoding="utf-8")
+    css = re.sub(r',url\(fonts/[^)]+\.(?:woff|ttf)\) format\("(?:woff|truetype)"\)', "", css)
+    files = {"assets/katex/katex.min.css": css.encode("utf-8")}
+    for font in sorted((dist / "fonts").glob("*.woff2")):
+        files[f"assets/katex/fonts/{font.name}"] = font.read_bytes()
+    return files
+
+
+def js_bundles(root: Path, theme_dir: Path) -> dict[str, bytes]:
+    """Each top-level theme/js/*.js is an entry point bundled into assets/<name>.js."""
+    files: dict[str, bytes] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for entry in sorted((theme_dir / "js").glob("*.js")):
+            out = Path(tmp) / entry.name
+            try:
+                esbuild_bundle(entry, out)
+            except BundleError as exc:
+                raise AssetError(str(entry.relative_to(root)), str(exc)) from exc
+            files[f"assets/{entry.name}"] = out.read_bytes()
+    return files
+
+
+def build_assets(options: "BuildOptions") -> dict[str, bytes]:
+    files: dict[str, bytes] = {"assets/site.css": theme_css(options.theme_dir)}
+    files.update(katex_assets(options.root))
+    files.update(js_bundles(options.root, options.theme_dir))
+    for extra in sorted((options.theme_dir / "static").glob("*")) if (options.theme_dir / "static").exists() else []:
+        if extra.is_file():
+            files[f"assets/{extra.name}"] = extra.read_bytes()
+    return files
+
+
+def asset_urls(files: dict[str, bytes]) -> dict[str, str]:
+    """'site.css' → 'assets/site.css?v=…' for every top-level asset."""
+    urls = {}
+    for rel, data in files.items():
+        if rel.startswith("assets/") and rel.count("/") == 1:
+            urls[rel[len("assets/"):]] = f"{rel}?v={short_hash(data)}"
+        elif rel == "assets/katex/katex.min.css":
+            urls["katex.css"] = f"{rel}?v={short_hash(data)}"
+    return urls
+
+
+def output_writers(options: "BuildOptions", pages: list["Page"]) -> list[Callable[[Path], None]]:
+    """Large outputs written straight into the new site folder (the Python runtime)."""
+    if not options.python_runtime or not any("cells" in p.features for p in pages):
+        return []
+    try:
+        from .pyodide_assets import prepare_python_runtime
+    except ImportError:
+        return []
+
+    def write_runtime(out: Path) -> None:
+        prepare_python_runtime(out / "assets" / "python", cache_dir=(options.cache_dir or options.root / ".cache"),
+                               pyodide_dir=options.pyodide_dir, project_root=options.root)
+
+    return [write_runtime]

@@ -1,0 +1,268 @@
+"""Stage 1 — load content: `content/site.yml` and every `content/*.md` page with its front matter.
+
+Front matter is validated against a declared schema; each problem names `file:line` of the offending key.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import yaml
+
+from .errors import Code, Problems
+
+SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+KINDS = ("index", "module", "explainer")
+
+
+def _is_str(v: Any) -> bool:
+    return isinstance(v, str) and v.strip() != ""
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_slug(v: Any) -> bool:
+    return isinstance(v, str) and bool(SLUG_RE.match(v))
+
+
+def _is_str_list(v: Any) -> bool:
+    return isinstance(v, list) and all(_is_str(x) for x in v)
+
+
+# key -> (check, human description of the expected value)
+FRONT_MATTER_SCHEMA: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "title": (_is_str, "a non-empty string"),
+    "slug": (_is_slug, "lowercase letters, digits and '-'"),
+    "kind": (lambda v: v in KINDS, "one of " + ", ".join(KINDS)),
+    "module": (lambda v: _is_int(v) and v >= 0, "a non-negative integer"),
+    "minutes": (lambda v: _is_int(v) and v > 0, "a positive integer"),
+    "tags": (_is_str_list, "a list of strings"),
+    "summary": (_is_str, "a non-empty string"),
+    "prev": (_is_slug, "a page slug"),
+    "next": (_is_slug, "a page slug"),
+    "order": (_is_int, "an integer"),
+}
+
+PLANNED_SCHEMA: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "slug": FRONT_MATTER_SCHEMA["slug"],
+    "title": FRONT_MATTER_SCHEMA["title"],
+    "kind": FRONT_MATTER_SCHEMA["kind"],
+    "module": FRONT_MATTER_SCHEMA["module"],
+    "summary": FRONT_MATTER_SCHEMA["summary"],
+}
+
+
+@dataclass
+class SourcePage:
+    """A page as read from disk: validated metadata plus the Markdown body."""
+
+    path: Path  # absolute
+    rel: str  # path as printed in messages, e.g. "content/attention.md"
+    meta: dict[str, Any]
+    body: str
+    body_line: int  # 0-based line of the file where `body` starts (after the front matter)
+
+    @property
+    def slug(self) -> str:
+        return self.meta["slug"]
+
+    @property
+    def title(self) -> str:
+        return self.meta["title"]
+
+    @property
+    def kind(self) -> str:
+        return self.meta["kind"]
+
+    @property
+    def url(self) -> str:
+        return f"{self.slug}.html"
+
+
+@dataclass(frozen=True)
+class PlannedPage:
+    """A page the course links to that is not written yet (shown as 即将推出)."""
+
+    slug: str
+    title: str
+    kind: str
+    module: int | None = None
+    summary: str | None = None
+
+
+@dataclass
+class SiteSource:
+    root: Path  # project root (for relative paths in messages)
+    content_dir: Path
+    series: str
+    title: str
+    pages: list[SourcePage] = field(default_factory=list)
+    planned: list[PlannedPage] = field(default_factory=list)
+
+    def page(self, slug: str) -> SourcePage | None:
+        return next((p for p in self.pages if p.slug == slug), None)
+
+    def planned_page(self, slug: str) -> PlannedPage | None:
+        return next((p for p in self.planned if p.slug == slug), None)
+
+
+def rel_path(path: Path, root: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(root.resolve()))
+    except ValueError:
+        return str(path)
+
+
+def _yaml_mapping(text: str, rel: str, line_offset: int, problems: Problems) -> tuple[dict, dict[str, int]] | None:
+    """Parse YAML text into a dict, returning also the 1-based file line of every top-level key."""
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = line_offset + mark.line + 1 if mark else line_offset + 1
+        problem = getattr(exc, "problem", None) or str(exc)
+        problems.add(Code.FRONT_MATTER, rel, line, f"invalid YAML: {problem}")
+        return None
+    if data is None:
+        return {}, {}
+    if not isinstance(data, dict) or not isinstance(node, yaml.MappingNode):
+        problems.add(Code.FRONT_MATTER, rel, line_offset + 1, "expected a mapping of `key: value` lines")
+        return None
+    lines = {k.value: line_offset + k.start_mark.line + 1 for k, _ in node.value if isinstance(k, yaml.ScalarNode)}
+    return data, lines
+
+
+def validate_mapping(
+    data: dict,
+    lines: dict[str, int],
+    schema: dict[str, tuple[Callable[[Any], bool], str]],
+    *,
+    rel: str,
+    default_line: int,
+    code: Code,
+    problems: Problems,
+    what: str,
+) -> bool:
+    ok = True
+    for key, value in data.items():
+        line = lines.get(str(key), default_line)
+        if key not in schema:
+            allowed = ", ".join(schema)
+            problems.add(code, rel, line, f"unknown {what} key '{key}' (allowed: {allowed})")
+            ok = False
+            continue
+        check, expected = schema[key]
+        if not check(value):
+            problems.add(code, rel, line, f"{what} key '{key}' must be {expected}, got {value!r}")
+            ok = False
+    return ok
+
+
+def split_front_matter(text: str) -> tuple[str | None, str, int]:
+    """Return (front matter YAML or None, body, 0-based line where body starts)."""
+    lines = text.split("\n")
+    if not lines or lines[0].strip() != "---":
+        return None, text, 0
+    for i in range(1, len(lines)):
+        if lines[i].strip() in ("---", "..."):
+            return "\n".join(lines[1:i]), "\n".join(lines[i + 1 :]), i + 1
+    return "\n".join(lines[1:]), "", len(lines)  # unterminated: reported by the caller
+
+
+def load_page(path: Path, root: Path, problems: Problems) -> SourcePage | None:
+    rel = rel_path(path, root)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        problems.add(Code.FRONT_MATTER, rel, None, f"not valid UTF-8: {exc}")
+        return None
+    text = text.replace("\r\n", "\n")
+    fm, body, body_line = split_front_matter(text)
+    if fm is None:
+        problems.add(Code.FRONT_MATTER, rel, 1, "missing front matter: a page starts with `---`, YAML, `---`")
+        return None
+    if body_line == len(text.split("\n")) and not text.rstrip().endswith(("---", "...")):
+        problems.add(Code.FRONT_MATTER, rel, 1, "front matter is not closed by a `---` line")
+        return None
+    parsed = _yaml_mapping(fm, rel, 1, problems)
+    if parsed is None:
+        return None
+    data, lines = parsed
+    ok = validate_mapping(
+        data, lines, FRONT_MATTER_SCHEMA, rel=rel, default_line=1, code=Code.FRONT_MATTER, problems=problems,
+        what="front-matter",
+    )
+    if "title" not in data:
+        problems.add(Code.FRONT_MATTER, rel, 1, "front matter has no 'title' (required)")
+        ok = False
+    if not ok:
+        return None
+    meta = dict(data)
+    meta.setdefault("slug", path.stem)
+    meta.setdefault("kind", "index" if meta["slug"] == "index" else "explainer")
+    meta.setdefault("tags", [])
+    meta["_lines"] = lines
+    if not _is_slug(meta["slug"]):
+        problems.add(Code.FRONT_MATTER, rel, 1, f"file name gives slug '{meta['slug']}': set `slug:` to lowercase letters, digits and '-'")
+        return None
+    return SourcePage(path=path, rel=rel, meta=meta, body=body, body_line=body_line)
+
+
+def load_site(content_dir: Path, root: Path, problems: Problems) -> SiteSource:
+    """Read site.yml and all pages; problems are collected, never raised."""
+    site_file = content_dir / "site.yml"
+    site_rel = rel_path(site_file, root)
+    series, title, planned = "", "", []
+    if not site_file.exists():
+        problems.add(Code.SITE_CONFIG, site_rel, None, "missing: content/site.yml holds `series:`, `title:` and `planned:`")
+    else:
+        parsed = _yaml_mapping(site_file.read_text(encoding="utf-8"), site_rel, 0, problems)
+        if parsed is not None:
+            data, lines = parsed
+            schema = {
+                "series": (_is_str, "a non-empty string"),
+                "title": (_is_str, "a non-empty string"),
+                "planned": (lambda v: isinstance(v, list) and all(isinstance(x, dict) for x in v), "a list of mappings"),
+            }
+            if validate_mapping(data, lines, schema, rel=site_rel, default_line=1, code=Code.SITE_CONFIG,
+                                problems=problems, what="site.yml"):
+                series = data.get("series", "")
+                title = data.get("title", series)
+                base_line = lines.get("planned", 1)
+                for i, entry in enumerate(data.get("planned") or []):
+                    line = base_line + i + 1
+                    if validate_mapping(entry, {}, PLANNED_SCHEMA, rel=site_rel, default_line=line,
+                                        code=Code.SITE_CONFIG, problems=problems, what="planned-page"):
+                        if "slug" not in entry or "title" not in entry:
+                            problems.add(Code.SITE_CONFIG, site_rel, line, "a planned page needs `slug` and `title`")
+                            continue
+                        planned.append(PlannedPage(entry["slug"], entry["title"], entry.get("kind", "explainer"),
+                                                   entry.get("module"), entry.get("summary")))
+    site = SiteSource(root=root, content_dir=content_dir, series=series, title=title, planned=planned)
+    for path in sorted(content_dir.glob("*.md")):
+        page = load_page(path, root, problems)
+        if page is not None:
+            site.pages.append(page)
+
+    seen: dict[str, str] = {}
+    for page in site.pages:
+        if page.slug in seen:
+            line = page.meta["_lines"].get("slug", 1)
+            problems.add(Code.DUPLICATE_SLUG, page.rel, line, f"slug '{page.slug}' is already used by {seen[page.slug]}")
+        else:
+            seen[page.slug] = page.rel
+    for plan in site.planned:
+        if plan.slug in seen:
+            problems.add(Code.DUPLICATE_SLUG, site_rel, None, f"planned slug '{plan.slug}' is already a page ({seen[plan.slug]}): remove it from `planned`")
+    for page in site.pages:
+        for key in ("prev", "next"):
+            target = page.meta.get(key)
+            if target and target not in seen and site.planned_page(target) is None:
+                problems.add(Code.NAV, page.rel, page.meta["_lines"].get(key, 1),
+                             f"{key}: '{target}' is neither a page nor a planned page in content/site.yml")
+    return site

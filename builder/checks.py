@@ -4,6 +4,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .errors import Code, Problems
+from urllib.parse import unquote
+
 from .plugins.links import split_href
 
 if TYPE_CHECKING:
@@ -17,8 +19,8 @@ def check_links(pages: list["Page"], planned_slugs: set[str], problems: Problems
     for page in pages:
         for link in page.env.get("links", []):
             checked += 1
-            href = link["href"]
-            target, anchor = split_href(href)
+            target, anchor = split_href(link["href"])
+            href = unquote(link["href"])  # as the author wrote it (markdown-it percent-encodes)
             line = page.source.body_line + link["line"] + 1
             if target == "":
                 dest = page

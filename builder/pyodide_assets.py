@@ -12,7 +12,7 @@
 
 Every copied asset is checked against `builder/pyodide_manifest.json` (sha256 + size); any mismatch is a
 `RuntimeAssetError` naming the file, both hashes and the fix.  Hashes of unchanged files are remembered
-in `<cache_dir>/hash-stamps.json` keyed by (size, mtime_ns), so a warm build re-hashes nothing; a file
+in `<cache_dir>/pyodide/hash-stamps.json` keyed by (size, mtime_ns), so a warm build re-hashes nothing; a file
 whose size or mtime changed is re-hashed.
 
 `bundle_python_runtime()` bundles `theme/js/python/runtime.js` (+ the worker, embedded as a string, and
@@ -27,6 +27,7 @@ import io
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -349,14 +350,51 @@ def _write_if_changed(path: Path, data: bytes) -> None:
     os.replace(tmp, path)
 
 
+def _copy_if_stale(src: Path, out: Path) -> None:
+    """Copy src → out (keeping src's mtime) unless out already has src's size and mtime."""
+    st = src.stat()
+    try:
+        ot = out.stat()
+        if ot.st_size == st.st_size and ot.st_mtime_ns == st.st_mtime_ns:
+            return
+    except OSError:
+        pass
+    tmp = out.with_name(out.name + ".part")
+    shutil.copyfile(src, tmp)
+    os.utime(tmp, ns=(st.st_atime_ns, st.st_mtime_ns))
+    os.replace(tmp, out)
+
+
+def _cached_wrapper(cache_root: Path, name: str, src: Path, digest: str, kind: str, stamps: _Stamps) -> Path:
+    """The file:// wrapper of a verified asset, built once into the cache (base64 of 16 MB costs ~0.1 s)."""
+    path = cache_root / "wrappers" / f"{name}.{digest[:16]}.js"
+    if path.is_file() and stamps.get(path, "src") == digest:
+        return path
+    data = src.read_bytes()
+    actual = sha256_bytes(data)
+    if actual != digest:  # changed since it was hashed a moment ago
+        raise RuntimeAssetError(f"{src}: changed while building its wrapper (sha256 {actual}, expected {digest})",
+                                file=src, expected=digest, actual=actual)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    _write_if_changed(path, _wrapper_bytes(name, data, kind))
+    stamps.put(path, src=digest)
+    return path
+
+
 def prepare_python_runtime(dest: Path, *, cache_dir: Path, pyodide_dir: Path | None = None,
                            project_root: Path, allow_download: bool = True,
-                           manifest_path: Path = MANIFEST_PATH) -> RuntimeInfo:
-    """Write the verified Python runtime (http files + file:// wrappers + runtime-index.js) into `dest`."""
+                           manifest_path: Path = MANIFEST_PATH, bundle: bool = True) -> RuntimeInfo:
+    """Write the verified Python runtime (http files + file:// wrappers + runtime-index.js) into `dest`.
+
+    `cache_dir` is the build cache root (e.g. `.cache`); this step uses `<cache_dir>/pyodide/`.
+    With `bundle` (default) it also writes `python-runtime.js` (see `bundle_python_runtime`).
+    `allow_download=False` never touches the network: a missing/corrupt NumPy wheel is an error.
+    """
     manifest = load_manifest(manifest_path)
     version = manifest["pyodide_version"]
     dest.mkdir(parents=True, exist_ok=True)
-    stamps = _Stamps(cache_dir / STAMP_NAME)
+    cache_root = Path(cache_dir) / "pyodide"
+    stamps = _Stamps(cache_root / STAMP_NAME)
     src_dir = Path(pyodide_dir) if pyodide_dir is not None else project_root / "node_modules" / "pyodide"
     info = RuntimeInfo(pyodide_version=version)
 
@@ -373,7 +411,7 @@ def prepare_python_runtime(dest: Path, *, cache_dir: Path, pyodide_dir: Path | N
         plan.append((name, src, None, spec["sha256"]))
 
     np_name, np_spec = _numpy_spec(manifest)
-    np_path = ensure_numpy_wheel(cache_dir, manifest=manifest, pyodide_dir=pyodide_dir,
+    np_path = ensure_numpy_wheel(cache_root, manifest=manifest, pyodide_dir=pyodide_dir,
                                  allow_download=allow_download, stamps=stamps)
     plan.append((np_name, np_path, None, np_spec["sha256"]))
     info.numpy_wheel = np_name
@@ -405,23 +443,12 @@ def prepare_python_runtime(dest: Path, *, cache_dir: Path, pyodide_dir: Path | N
     for name, src, data, digest in plan:
         kind = _kind(name)
         out, wrap = dest / name, dest / (name + ".js")
-        # http copy: skip when the dest file is stamped with the same sha256
-        if stamps.get(out) != digest:
-            if data is None:
-                data = src.read_bytes()
-                actual = sha256_bytes(data)
-                if actual != digest:  # changed since it was hashed above
-                    raise RuntimeAssetError(f"{src}: changed while copying (sha256 {actual}, expected {digest})",
-                                            file=src, expected=digest, actual=actual)
+        if src is None:  # generated at build time (small)
             _write_if_changed(out, data)
-            stamps.put(out, sha256=digest)
-        if stamps.get(wrap, "src") != digest:
-            if data is None:
-                data = out.read_bytes()
-                if sha256_bytes(data) != digest:
-                    raise RuntimeAssetError(f"{out}: changed while building its wrapper", file=out, expected=digest)
             _write_if_changed(wrap, _wrapper_bytes(name, data, kind))
-            stamps.put(wrap, src=digest)
+        else:
+            _copy_if_stale(src, out)
+            _copy_if_stale(_cached_wrapper(cache_root, name, src, digest, kind, stamps), wrap)
         size, wsize = out.stat().st_size, wrap.stat().st_size
         index_assets.append({"name": name, "size": size, "sha256": digest, "kind": kind,
                              "wrapper": wrap.name, "wrapperSize": wsize})
@@ -438,12 +465,18 @@ def prepare_python_runtime(dest: Path, *, cache_dir: Path, pyodide_dir: Path | N
     info.file_bytes += len(index_bytes)
     info.files = [INDEX_NAME] + info.http_files + info.file_protocol_files
     stamps.save()
+    if bundle:
+        bundle_python_runtime(dest)
+        info.files.insert(0, RUNTIME_JS_NAME)
     return info
 
 
 def bundle_python_runtime(dest: Path, *, minify: bool = True) -> Path:
     """Bundle theme/js/python/{runtime.js, worker.js, course_runtime.py} into `dest/python-runtime.js`."""
-    from builder.bundle import esbuild_bundle
+    try:
+        from .bundle import esbuild_bundle
+    except ImportError:  # run as a script
+        from builder.bundle import esbuild_bundle
 
     dest.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="pyrt-bundle-") as tmp:
@@ -468,13 +501,12 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description="Prepare the self-hosted Python runtime assets")
     ap.add_argument("dest", type=Path, nargs="?", default=ROOT / "site" / "assets" / "python")
     ap.add_argument("--pyodide-dir", type=Path, default=None)
-    ap.add_argument("--cache-dir", type=Path, default=ROOT / ".cache" / "pyodide")
+    ap.add_argument("--cache-dir", type=Path, default=ROOT / ".cache")
     ap.add_argument("--offline", action="store_true", help="never download; fail when the NumPy wheel is not cached")
     args = ap.parse_args(argv)
     try:
         info = prepare_python_runtime(args.dest, cache_dir=args.cache_dir, pyodide_dir=args.pyodide_dir,
                                       project_root=ROOT, allow_download=not args.offline)
-        bundle_python_runtime(args.dest)
     except RuntimeAssetError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1

@@ -61,9 +61,12 @@ def figure_plugin(md: MarkdownIt, *, content_dir: Path) -> None:
         if not isinstance(options, dict):
             report(env, Code.FIGURE, token, "figure options must be `key: value` lines", offset=1)
             return ""
+        body_lines = token.content.split("\n")
         for key in options:
             if key not in FIGURE_OPTIONS:
-                report(env, Code.FIGURE, token, f"unknown figure option '{key}' (allowed: {', '.join(sorted(FIGURE_OPTIONS))})")
+                offset = 1 + next((i for i, ln in enumerate(body_lines) if ln.startswith(f"{key}:")), -1)
+                report(env, Code.FIGURE, token,
+                       f"unknown figure option '{key}' (allowed: {', '.join(sorted(FIGURE_OPTIONS))})", offset=offset)
         path = (content_dir / src).resolve()
         if not src or not path.is_relative_to(content_dir.resolve()) or path.suffix != ".svg":
             report(env, Code.FIGURE, token, f"figure source must be an .svg file inside content/, got '{src}'")

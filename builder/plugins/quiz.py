@@ -1,0 +1,234 @@
+"""Quizzes: ```{quiz} with a YAML body (id, question, type, options, explanation).
+
+Validation and the parsing of every Markdown string of a quiz happen in a core rule (right after the
+directive rule), not at render time: formulas inside the YAML are invisible to the main parse, so they must
+be added to `env["formulas"]` (with their source line) before the math stage typesets the site, and internal
+links must reach the link checker. The parsed inline tokens are kept in `token.meta["quiz"]` and rendered
+later with the page's env (which by then holds the typeset math).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import yaml
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+
+from ..errors import Code
+from .directive import register_directive, report
+
+QUIZ_KEYS = ("id", "question", "type", "options", "explanation")
+OPTION_KEYS = ("text", "correct", "feedback")
+QUIZ_TYPES = ("single", "multiple")
+QUIZ_ID_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
+
+
+@dataclass
+class InlineText:
+    """A Markdown string of the quiz, parsed once (inline tokens) so it can be rendered with the page env."""
+
+    source: str
+    tokens: list[Token]
+
+
+@dataclass
+class QuizOption:
+    text: InlineText
+    correct: bool
+    feedback: InlineText | None
+
+
+@dataclass
+class Quiz:
+    id: str
+    question: InlineText
+    type: str
+    options: list[QuizOption]
+    explanation: InlineText | None
+    lines: dict[str, int] = field(default_factory=dict)  # key → 0-based line within the body
+
+    @property
+    def correct_indexes(self) -> list[int]:
+        return [i for i, o in enumerate(self.options) if o.correct]
+
+
+QuizRender = Callable[[Quiz, dict, MarkdownIt], str]
+
+
+def _key_lines(node: yaml.MappingNode) -> dict[str, tuple[int, yaml.Node]]:
+    """0-based line of every key of a mapping node, plus its value node."""
+    return {k.value: (k.start_mark.line, v) for k, v in node.value if isinstance(k, yaml.ScalarNode)}
+
+
+def _value_line(node: yaml.Node) -> int:
+    """First line where a scalar's text starts (a `|`/`>` block scalar starts on the next line)."""
+    line = node.start_mark.line
+    if isinstance(node, yaml.ScalarNode) and node.style in ("|", ">"):
+        line += 1
+    return line
+
+
+def quiz_plugin(md: MarkdownIt, *, render: QuizRender) -> None:
+    """Register ```{quiz}; `render(quiz, env, md)` turns a validated quiz into HTML."""
+
+    def parse_inline(text: str, env: dict, token: Token, body_line: int) -> InlineText:
+        """Parse a quiz string as inline Markdown and hand its formulas and links to the page's stages."""
+        scratch: dict[str, Any] = {"rel": env.get("rel"), "planned_slugs": env.get("planned_slugs", set()),
+                                   "problems": env.get("problems")}
+        tokens = md.parseInline(text, scratch)
+        # token.map[0] is the fence line; the YAML body starts on the line after it.
+        base = (token.map[0] if token.map else 0) + 1 + body_line
+        env.setdefault("formulas", []).extend((f, base + line) for f, line in scratch.get("formulas", []))
+        for link in scratch.get("links", []):
+            env.setdefault("links", []).append({**link, "line": base + link["line"]})
+        return InlineText(text, tokens)
+
+    def validate(token: Token, env: dict, seen: dict[str, int]) -> Quiz | None:
+        def problem(message: str, line: int = 0) -> None:
+            report(env, Code.QUIZ, token, message, offset=line + 1)
+
+        try:
+            root = yaml.compose(token.content, Loader=yaml.SafeLoader)
+            data = yaml.safe_load(token.content)
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            problem(f"quiz is not valid YAML: {getattr(exc, 'problem', None) or exc}", mark.line if mark else 0)
+            return None
+        if not isinstance(data, dict) or not isinstance(root, yaml.MappingNode):
+            problem("quiz body must be YAML `key: value` lines (id, question, type, options, explanation)")
+            return None
+        keys = _key_lines(root)
+        ok = True
+        for key, (line, _) in keys.items():
+            if key not in QUIZ_KEYS:
+                problem(f"unknown quiz key '{key}' (allowed: {', '.join(QUIZ_KEYS)})", line)
+                ok = False
+
+        quiz_id = data.get("id")
+        id_line = keys.get("id", (0, None))[0]
+        if quiz_id is None:
+            problem("quiz has no `id` (a short name like `why-sqrt-dk`, unique on the page)")
+            ok = False
+        elif not isinstance(quiz_id, str) or not QUIZ_ID_RE.match(quiz_id):
+            problem(f"quiz id must be letters, digits, '-' or '_' starting with a letter, got {quiz_id!r}", id_line)
+            ok = False
+        elif quiz_id in seen:
+            problem(f"duplicate quiz id '{quiz_id}' (already used on line {seen[quiz_id]})", id_line)
+            ok = False
+        else:
+            seen[quiz_id] = env.get("line_offset", 0) + (token.map[0] if token.map else 0) + 2 + id_line
+
+        def text_of(key: str, value: Any, line: int, required: bool) -> str | None:
+            nonlocal ok
+            if value is None:
+                if required:
+                    problem(f"quiz has no `{key}`", line)
+                    ok = False
+                return None
+            if isinstance(value, bool) or not isinstance(value, (str, int, float)) or str(value).strip() == "":
+                problem(f"quiz `{key}` must be non-empty text, got {value!r}", line)
+                ok = False
+                return None
+            return str(value)
+
+        question = text_of("question", data.get("question"), keys.get("question", (0, None))[0], True)
+        explanation = text_of("explanation", data.get("explanation"), keys.get("explanation", (0, None))[0], False)
+
+        quiz_type = data.get("type", "single")
+        type_line = keys.get("type", (0, None))[0]
+        if quiz_type not in QUIZ_TYPES:
+            problem(f"quiz type must be 'single' or 'multiple', got {quiz_type!r}", type_line)
+            ok = False
+
+        options_line, options_node = keys.get("options", (0, None))
+        raw_options = data.get("options")
+        options: list[tuple[str, bool, str | None, int, dict[str, yaml.Node]]] = []
+        if not raw_options:
+            problem("quiz has no options (give a list under `options:`, each with `text`)", options_line)
+            return None
+        if not isinstance(raw_options, list) or not isinstance(options_node, yaml.SequenceNode):
+            problem("quiz `options` must be a list of `- text: …` items", options_line)
+            return None
+        for n, (raw, node) in enumerate(zip(raw_options, options_node.value), start=1):
+            opt_line = node.start_mark.line
+            if not isinstance(raw, dict) or not isinstance(node, yaml.MappingNode):
+                problem(f"option {n} must be a mapping with `text` (and `correct`, `feedback`)", opt_line)
+                ok = False
+                continue
+            opt_keys = _key_lines(node)
+            for key, (line, _) in opt_keys.items():
+                if key not in OPTION_KEYS:
+                    problem(f"unknown key '{key}' in option {n} (allowed: {', '.join(OPTION_KEYS)})", line)
+                    ok = False
+            text = raw.get("text")
+            if text is None or isinstance(text, bool) or not isinstance(text, (str, int, float)) or str(text).strip() == "":
+                problem(f"option {n} has no text", opt_line)
+                ok = False
+                continue
+            correct = raw.get("correct", False)
+            if not isinstance(correct, bool):
+                problem(f"option {n}: `correct` must be true or false, got {correct!r}", opt_keys["correct"][0])
+                ok = False
+                correct = False
+            feedback = raw.get("feedback")
+            if feedback is not None and (not isinstance(feedback, (str, int, float)) or isinstance(feedback, bool)):
+                problem(f"option {n}: `feedback` must be text, got {feedback!r}", opt_keys["feedback"][0])
+                ok = False
+                feedback = None
+            options.append((str(text), correct, None if feedback is None else str(feedback), opt_line, opt_keys))
+
+        n_correct = sum(1 for o in options if o[1])
+        name = f"quiz '{quiz_id}'" if isinstance(quiz_id, str) else "quiz"
+        if options and n_correct == 0 and len(options) == len(raw_options):
+            problem(f"{name} has no correct option (mark at least one with `correct: true`)", options_line)
+            ok = False
+        if quiz_type == "single" and n_correct > 1:
+            problem(f"{name} is type 'single' but has {n_correct} correct options (use `type: multiple`)",
+                    keys.get("type", (options_line, None))[0])
+            ok = False
+        if not ok or question is None:
+            return None
+
+        def node_line(key: str, mapping: dict[str, tuple[int, yaml.Node]]) -> int:
+            return _value_line(mapping[key][1]) if key in mapping else 0
+
+        quiz = Quiz(
+            id=quiz_id,
+            question=parse_inline(question, env, token, node_line("question", keys)),
+            type=quiz_type,
+            options=[QuizOption(parse_inline(text, env, token, node_line("text", opt_keys)), correct,
+                                parse_inline(feedback, env, token, node_line("feedback", opt_keys)) if feedback else None)
+                     for text, correct, feedback, _, opt_keys in options],
+            explanation=parse_inline(explanation, env, token, node_line("explanation", keys)) if explanation else None,
+            lines={k: v[0] for k, v in keys.items()},
+        )
+        return quiz
+
+    def collect(state: Any) -> None:
+        env = state.env
+        seen: dict[str, int] = env.setdefault("quiz_lines", {})
+        for token in state.tokens:
+            if token.type != "quiz":
+                continue
+            quiz = validate(token, env, seen)
+            token.meta["quiz"] = quiz
+            if quiz is not None:
+                env.setdefault("quiz_ids", []).append(quiz.id)
+                env.setdefault("extra_ids", set()).add(f"quiz-{quiz.id}")
+                env.setdefault("features", set()).add("quiz")
+
+    def render_token(token: Token, env: dict) -> str:
+        quiz = token.meta.get("quiz")
+        return render(quiz, env, md) if quiz is not None else ""
+
+    register_directive(md, "quiz", render_token)
+    md.core.ruler.after("directive_quiz", "quiz_collect", collect)
+
+
+def render_inline(md: MarkdownIt, text: InlineText | None, env: dict) -> str:
+    """HTML of a parsed quiz string, rendered with the page's env (math is typeset by then)."""
+    if text is None:
+        return ""
+    return md.renderer.render(text.tokens, md.options, env)

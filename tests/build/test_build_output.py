@@ -1,0 +1,68 @@
+"""A good build: complete, relative links only, deterministic, no external references."""
+from __future__ import annotations
+
+import hashlib
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT, build
+
+
+def digest_tree(root: Path) -> dict[str, str]:
+    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture(scope="module")
+def course_site(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("course") / "site"
+    build(ROOT / "content", out)
+    return out
+
+
+def test_two_builds_are_byte_identical(tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    build(ROOT / "content", a, cache_dir=tmp_path / "cache1")
+    build(ROOT / "content", b, cache_dir=None)
+    assert digest_tree(a) == digest_tree(b)
+
+
+def test_every_page_and_planned_page_is_listed_on_the_index(course_site):
+    index = (course_site / "index.html").read_text(encoding="utf-8")
+    for md in (ROOT / "content").glob("*.md"):
+        slug = md.stem
+        if slug != "index":
+            assert f'href="{slug}.html"' in index, slug
+    for planned in ["qkv-explained", "transformer-explained", "activation-function-explained",
+                    "module-04-bigram-mlp", "module-06-transformer"]:
+        assert f'data-slug="{planned}"' in index
+        assert f'href="{planned}.html"' not in index, "planned pages must not be linked"
+
+
+def test_pages_use_only_relative_urls_and_nothing_external_is_loaded(course_site):
+    for html_file in course_site.glob("*.html"):
+        html = html_file.read_text(encoding="utf-8")
+        assert 'lang="zh-CN"' in html
+        for attr, url in re.findall(r'\b(src|href)="([^"]*)"', html):
+            if attr == "src" or re.search(r"<link[^>]+href=\"" + re.escape(url), html):
+                assert not re.match(r"^[a-z]+:|^//|^/", url), f"{html_file.name}: non-relative {attr}={url}"
+        for url in re.findall(r'href="([^"#]+\.html)(?:#[^"]*)?"', html):
+            assert not url.startswith("/") and (course_site / url).exists(), f"{html_file.name}: dead link {url}"
+
+
+def test_no_raw_math_left_and_no_math_javascript(course_site):
+    for html_file in course_site.glob("*.html"):
+        html = html_file.read_text(encoding="utf-8")
+        text = re.sub(r"<script.*?</script>|<annotation.*?</annotation>|<pre.*?</pre>|<textarea.*?</textarea>", "",
+                      html, flags=re.S)
+        assert "$$" not in text, html_file.name
+        assert "katex.min.js" not in html and "auto-render" not in html
+
+
+def test_katex_css_and_fonts_are_shipped(course_site):
+    css = (course_site / "assets/katex/katex.min.css").read_text(encoding="utf-8")
+    fonts = re.findall(r"url\((fonts/[^)]+)\)", css)
+    assert fonts and all((course_site / "assets/katex" / f).exists() for f in fonts)
+    assert not any(f.endswith((".ttf", ".woff")) for f in fonts)

@@ -1,0 +1,101 @@
+"""Every page of the real course in Chromium, over http and file://: loads cleanly, math typeset,
+navigation works, screenshots at desktop and phone widths."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.conftest import ROOT
+from tests.e2e.conftest import artifact
+
+PAGES = sorted(p.stem for p in (ROOT / "content").glob("*.md"))
+FENCE_RE = re.compile(r"^(`{3,}|~{3,})(.*?)\n(.*?)^\1[ \t]*$", re.M | re.S)
+
+
+def count_formulas(markdown: str) -> int:
+    """Count formulas independently of the build: `$$…$$` blocks and `$…$` spans in prose and quiz YAML,
+    ignoring code fences (code cells, plain code)."""
+    markdown = markdown.split("---", 2)[2] if markdown.startswith("---") else markdown
+    kept = []
+    pos = 0
+    for m in FENCE_RE.finditer(markdown):
+        kept.append(markdown[pos:m.start()])
+        if m.group(2).strip().startswith("{quiz}"):
+            kept.append(m.group(3))
+        pos = m.end()
+    kept.append(markdown[pos:])
+    text = re.sub(r"`[^`\n]*`", "", "".join(kept))  # inline code
+    text = text.replace("\\$", "")
+    display = len(re.findall(r"\$\$.+?\$\$", text, flags=re.S))
+    text = re.sub(r"\$\$.+?\$\$", "", text, flags=re.S)
+    inline = len(re.findall(r"\$[^$\n]+?\$", text))
+    return display + inline
+
+
+def page_title(slug: str) -> str:
+    text = (ROOT / "content" / f"{slug}.md").read_text(encoding="utf-8")
+    return yaml.safe_load(text.split("---", 2)[1])["title"]
+
+
+@pytest.mark.parametrize("slug", PAGES)
+def test_page_loads_with_all_math_typeset(page, slug):
+    page.goto(page.base + f"{slug}.html")
+    page.wait_for_load_state("load")
+    expected = count_formulas((ROOT / "content" / f"{slug}.md").read_text(encoding="utf-8"))
+    assert page.locator(".katex").count() == expected
+    assert page.locator(".math-error").count() == 0
+    body_text = page.locator("main").inner_text()
+    assert "$$" not in body_text
+    assert page.evaluate("document.documentElement.lang") == "zh-CN"
+    assert page.title().startswith(page_title(slug))
+    # KaTeX fonts really load (from the site itself).
+    if expected:
+        page.wait_for_function("document.fonts.status === 'loaded'")
+        assert page.evaluate("[...document.fonts].some(f => f.family.includes('KaTeX') && f.status === 'loaded')")
+
+
+@pytest.mark.parametrize("slug", PAGES)
+def test_screenshots_desktop_and_phone(browser, page, mobile_page, slug):
+    scheme = "http" if page.base.startswith("http") else "file"
+    for p, width in ((page, 1280), (mobile_page, 390)):
+        p.goto(p.base + f"{slug}.html")
+        p.wait_for_load_state("load")
+        overflow = p.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+        assert overflow <= 0, f"{slug} overflows horizontally by {overflow}px at {width}px"
+        p.screenshot(path=str(artifact(f"{slug}-{width}-{scheme}.png")), full_page=True)
+
+
+def test_index_prev_next_navigation(page):
+    page.goto(page.base + "index.html")
+    # The index lists modules in order and marks planned ones.
+    cards = page.locator(".outline .card")
+    assert cards.count() >= 7
+    assert page.locator(".card-planned .badge-soon").count() == 5
+    page.get_by_role("link", name=re.compile("注意力机制：Transformer 的灵魂")).first.click()
+    page.wait_for_url(re.compile(r"module-05-attention\.html$"))
+    assert page.locator("h1").inner_text() == page_title("module-05-attention")
+    # Module 05's neighbours are planned pages: shown as 即将推出, not links.
+    nav = page.get_by_role("navigation", name="上一篇与下一篇")
+    assert nav.locator("a").count() == 0
+    assert nav.get_by_text("即将推出").count() == 2
+    # The explainer links onwards to module 05.
+    page.goto(page.base + "attention-explained.html")
+    page.get_by_role("navigation", name="上一篇与下一篇").get_by_role("link").first.click()
+    page.wait_for_url(re.compile(r"module-05-attention\.html$"))
+    page.get_by_role("link", name=re.compile("注意力机制 · 交互式课程")).first.click()
+    page.wait_for_url(re.compile(r"index\.html$"))
+
+
+def test_toc_links_jump_to_sections(page):
+    page.goto(page.base + "module-05-attention.html")
+    toc = page.get_by_role("navigation", name="本页目录")
+    links = toc.get_by_role("link")
+    assert links.count() >= 9
+    last = links.nth(links.count() - 1)
+    target = last.get_attribute("href")
+    last.click()
+    assert page.evaluate("decodeURIComponent(location.hash)") == target
+    assert page.evaluate(f"document.getElementById({target[1:]!r}).getBoundingClientRect().top") < 200

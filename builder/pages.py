@@ -5,6 +5,7 @@ GitHub Pages sub-path and straight from disk.
 """
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -73,6 +74,15 @@ def course_outline(items: dict[str, NavItem]) -> dict[str, list[NavItem]]:
     return {"modules": modules, "explainers": explainers}
 
 
+def course_data_json(outline: dict[str, list[NavItem]], pages: list["Page"]) -> str:
+    """The course for progress tracking (theme/js/site/progress.js): written pages in course order
+    (modules by number, then explainers) with each page's quiz ids. Safe inside <script>."""
+    quizzes = {p.source.slug: list(p.env.get("quiz_ids", [])) for p in pages}
+    order = [{"slug": i.slug, "url": i.url, "title": i.title, "quizzes": quizzes.get(i.slug, [])}
+             for i in outline["modules"] + outline["explainers"] if not i.planned]
+    return json.dumps({"v": 1, "pages": order}, ensure_ascii=False).replace("</", "<\\/")
+
+
 def make_environment(options: "BuildOptions") -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(options.theme_dir / "templates"),
@@ -95,6 +105,7 @@ def render_pages(site: SiteSource, pages: list["Page"], options: "BuildOptions",
     env = make_environment(options)
     items = nav_items(site, pages)
     outline = course_outline(items)
+    course_data = course_data_json(outline, pages)
     files: dict[str, bytes] = {}
     for page in pages:
         meta = page.source.meta
@@ -118,6 +129,7 @@ def render_pages(site: SiteSource, pages: list["Page"], options: "BuildOptions",
             "outline": outline,
             "extra_head": page.env.get("extra_head", []),
             "assets": asset_urls,
+            "course_data": course_data,
         }
         try:
             html = env.get_template(template_name).render(**context)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from . import assets, checks, math as mathstage, pages as pagestage
+from . import assets, checks, math as mathstage, pages as pagestage, search_index
 from .content import SiteSource, SourcePage, load_site
 from .errors import BuildFailed, Code, Problems
 from .markdown import create_markdown
@@ -183,6 +183,7 @@ def build_site(options: BuildOptions | None = None) -> BuildResult:
         except assets.AssetError as exc:
             problems.add(Code.ASSET, exc.path, None, str(exc))
     if not problems:
+        files.update(search_index.search_index_files(pages))  # before templates: they link it with its hash
         files.update(pagestage.render_pages(site, pages, options, problems, assets.asset_urls(files)))
     if problems:
         raise BuildFailed(problems)

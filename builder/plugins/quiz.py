@@ -70,6 +70,20 @@ def _value_line(node: yaml.Node) -> int:
     return line
 
 
+CJK_CHAR_RE = re.compile(r"[\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef\u3000-\u303f]")
+
+
+def _join_cjk_lines(children: list[Token]) -> None:
+    """A line break inside a YAML block scalar is not a space in Chinese: drop it between CJK characters."""
+    for i, child in enumerate(children):
+        if child.type != "softbreak":
+            continue
+        before = children[i - 1].content[-1:] if i > 0 else ""
+        after = children[i + 1].content[:1] if i + 1 < len(children) else ""
+        if CJK_CHAR_RE.match(before) or CJK_CHAR_RE.match(after):
+            child.type, child.content = "text", ""
+
+
 def quiz_plugin(md: MarkdownIt, *, render: QuizRender) -> None:
     """Register ```{quiz}; `render(quiz, env, md)` turns a validated quiz into HTML."""
 
@@ -77,7 +91,9 @@ def quiz_plugin(md: MarkdownIt, *, render: QuizRender) -> None:
         """Parse a quiz string as inline Markdown and hand its formulas and links to the page's stages."""
         scratch: dict[str, Any] = {"rel": env.get("rel"), "planned_slugs": env.get("planned_slugs", set()),
                                    "problems": env.get("problems")}
-        tokens = md.parseInline(text, scratch)
+        tokens = md.parseInline(text.strip(), scratch)
+        for inline in tokens:
+            _join_cjk_lines(inline.children or [])
         # token.map[0] is the fence line; the YAML body starts on the line after it.
         base = (token.map[0] if token.map else 0) + 1 + body_line
         env.setdefault("formulas", []).extend((f, base + line) for f, line in scratch.get("formulas", []))

@@ -1,0 +1,152 @@
+"""Search index, built once per site from the rendered pages and embedded as a classic script.
+
+`assets/search-index.js` sets `window.__COURSE_SEARCH_INDEX__` (fetch is blocked on file://, a <script src>
+is not). theme/js/site/search.js injects that script the first time the search dialog opens.
+
+Each page is cut into sections at its headings (h2–h4); a section is (page, heading, anchor id, plain text).
+Chinese has no spaces between words, so CJK text is indexed by character bigrams (a query of two or more
+characters is the intersection of its bigrams' postings) plus single characters (for one-character queries);
+Latin text is indexed by lowercase words (a query word matches every indexed word it is a prefix of).
+Postings only narrow the candidates: the browser then checks each candidate really contains the query.
+"""
+from __future__ import annotations
+
+import json
+import re
+from html.parser import HTMLParser
+from typing import TYPE_CHECKING, Iterable
+
+if TYPE_CHECKING:
+    from .site import Page
+
+INDEX_FILE = "assets/search-index.js"
+GLOBAL_NAME = "__COURSE_SEARCH_INDEX__"
+INDEX_VERSION = 1
+
+CJK_RUN_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+WORD_RE = re.compile(r"[a-z0-9]+")
+SPACE_RE = re.compile(r"\s+")
+
+SECTION_TAGS = {"h2", "h3", "h4"}
+# Never indexed: scripts (widget data JSON), drawings, KaTeX's visual copy of a formula (its MathML copy is
+# kept), the TeX source inside MathML, permalink '#', interactive controls, and code cells' outputs.
+SKIP_TAGS = {"script", "style", "template", "svg", "annotation", "button", "noscript", "select", "textarea"}
+SKIP_CLASSES = {"heading-anchor", "katex-html", "cell-output", "quiz-actions", "quiz-result"}
+BLOCK_TAGS = {"p", "div", "li", "ul", "ol", "section", "aside", "figure", "figcaption", "table", "tr", "td", "th",
+              "pre", "blockquote", "details", "summary", "h1", "h2", "h3", "h4", "h5", "h6", "br", "legend", "dd", "dt"}
+VOID_TAGS = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
+
+
+class _SectionSplitter(HTMLParser):
+    """Plain text of a rendered page body, cut at headings."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.sections: list[dict] = [{"heading": "", "id": "", "parts": []}]
+        self.skip_stack: list[str] = []  # tags whose content is being skipped (nested)
+        self.heading: dict | None = None  # the section whose heading text is being read
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in VOID_TAGS:
+            if tag == "br":
+                self._text(" ")
+            return
+        classes = set((dict(attrs).get("class") or "").split())
+        if self.skip_stack or tag in SKIP_TAGS or classes & SKIP_CLASSES:
+            self.skip_stack.append(tag)
+            return
+        if tag in SECTION_TAGS:
+            ident = dict(attrs).get("id") or ""
+            self.heading = {"heading": "", "id": ident, "parts": []}
+            self.sections.append(self.heading)
+            return
+        if tag in BLOCK_TAGS:
+            self._text(" ")
+
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "br":
+            self._text(" ")
+
+    def handle_endtag(self, tag: str) -> None:
+        if self.skip_stack:
+            if self.skip_stack[-1] == tag:
+                self.skip_stack.pop()
+            return
+        if tag in SECTION_TAGS and self.heading is not None:
+            self.heading = None
+            return
+        if tag in BLOCK_TAGS:
+            self._text(" ")
+
+    def handle_data(self, data: str) -> None:
+        if not self.skip_stack:
+            self._text(data)
+
+    def _text(self, text: str) -> None:
+        if self.heading is not None:
+            self.heading["heading"] += text
+        else:
+            self.sections[-1]["parts"].append(text)
+
+
+def clean(text: str) -> str:
+    return SPACE_RE.sub(" ", text.replace("\u200b", "")).strip()
+
+
+def page_sections(body_html: str) -> list[tuple[str, str, str]]:
+    """[(heading text, heading id, plain text)] of a rendered page body; the first has no heading."""
+    parser = _SectionSplitter()
+    parser.feed(body_html)
+    parser.close()
+    out = []
+    for i, s in enumerate(parser.sections):
+        heading, text = clean(s["heading"]), clean("".join(s["parts"]))
+        if i == 0 and not text:
+            continue
+        out.append((heading, s["id"], text))
+    return out
+
+
+def cjk_grams(text: str) -> set[str]:
+    """Every CJK character and every pair of adjacent CJK characters of `text`."""
+    grams: set[str] = set()
+    for run in CJK_RUN_RE.findall(text):
+        grams.update(run)
+        grams.update(run[i : i + 2] for i in range(len(run) - 1))
+    return grams
+
+
+def latin_words(text: str) -> set[str]:
+    return set(WORD_RE.findall(text.lower()))
+
+
+def build_index(pages: Iterable[tuple[str, str, str]]) -> dict:
+    """Index of (url, title, body HTML) pages. Sections are [page number, heading, anchor, text]."""
+    index_pages: list[list[str]] = []
+    sections: list[list] = []
+    grams: dict[str, list[int]] = {}
+    words: dict[str, list[int]] = {}
+    for url, title, body_html in pages:
+        page_no = len(index_pages)
+        index_pages.append([url, title])
+        for n, (heading, anchor, text) in enumerate(page_sections(body_html)):
+            section_no = len(sections)
+            sections.append([page_no, heading, anchor, text])
+            searchable = f"{title if n == 0 else ''} {heading} {text}"
+            for g in cjk_grams(searchable):
+                grams.setdefault(g, []).append(section_no)
+            for w in latin_words(searchable):
+                words.setdefault(w, []).append(section_no)
+    return {"v": INDEX_VERSION, "pages": index_pages, "sections": sections,
+            "grams": dict(sorted(grams.items())), "words": dict(sorted(words.items()))}
+
+
+def index_script(index: dict) -> bytes:
+    payload = json.dumps(index, ensure_ascii=False, separators=(",", ":"))
+    return f"window.{GLOBAL_NAME}={payload};\n".encode("utf-8")
+
+
+def search_index_files(pages: list["Page"]) -> dict[str, bytes]:
+    """{"assets/search-index.js": …} for the rendered pages (the index page is not searched)."""
+    entries = [(p.source.url, p.source.title, p.body_html) for p in pages if p.source.kind != "index"]
+    return {INDEX_FILE: index_script(build_index(entries))}

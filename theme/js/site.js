@@ -1,8 +1,12 @@
 // Entry point of the script every page loads (bundled by esbuild into assets/site.js, a classic script).
 // Each feature is a small module with its own init; they must never throw into each other.
 import { initToc } from "./site/toc.js";
+import { initProgress } from "./site/progress.js";
+import { initQuizzes } from "./site/quiz.js";
+import { initSearch } from "./site/search.js";
+import { initPrint, initReadingProgress } from "./site/reading.js";
 
-const features = [initToc];
+const features = [initToc, initProgress, initQuizzes, initSearch, initReadingProgress, initPrint];
 
 function start() {
   for (const init of features) {

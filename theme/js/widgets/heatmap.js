@@ -1,0 +1,108 @@
+// Attention heatmap: token × token weights of one example sentence, with an example switcher and a
+// causal-mask toggle. Both weight matrices (with and without the mask) come precomputed from the build.
+// The grid is a real table with role="grid": one cell is in the tab order (roving tabindex), arrow keys,
+// Home/End move between cells; hovering, focusing or tapping a cell shows its value in the readout.
+import { choiceButtons, h, note, pct, pctText, shade } from "./common.js";
+
+const HINT = "把鼠标移到格子上、轻触格子，或用方向键浏览，即可看到具体数值。";
+
+export function mount(root, data) {
+  let exampleIndex = 0;
+  let masked = data.mask === "causal";
+  let active = [0, 0]; // row, column of the cell in the tab order
+  const body = root.querySelector(".widget-body");
+
+  const examples = choiceButtons(data.examples.map((e) => e.title), {
+    label: "选择例句",
+    onSelect: (i, fromUser) => {
+      exampleIndex = i;
+      draw(fromUser);
+    },
+  });
+  const maskButton = h("button", { type: "button", class: "toggle", "aria-pressed": String(masked),
+    onclick: () => { masked = !masked; maskButton.setAttribute("aria-pressed", String(masked)); draw(true); } },
+  h("span", { class: "toggle-track", "aria-hidden": "true" }), "因果掩码");
+  const maskLine = h("p", { class: "widget-caption heat-mask-line" });
+  const gridWrap = h("div", { class: "heat-scroll" });
+  const readout = h("p", { class: "heat-readout", "aria-live": "polite" }, HINT);
+  const noteEl = note("");
+  const legend = h("div", { class: "heat-legend", "aria-hidden": "true" },
+    h("span", {}, "0%"), h("span", { class: "heat-legend-bar" }), h("span", {}, "100%"),
+    h("span", { class: "heat-legend-masked" }, h("span", { class: "heat-cell is-masked" }, "—"), "被掩码遮住"));
+
+  body.replaceChildren(
+    h("div", { class: "widget-controls" }, examples.el, maskButton),
+    maskLine, gridWrap, legend, readout, noteEl);
+
+  function describe(ex, i, j) {
+    const where = `第 ${i + 1} 行第 ${j + 1} 列：${ex.tokens[i]} → ${ex.tokens[j]}：`;
+    if (masked && j > i) return `${where}被因果掩码遮住（0%）`;
+    return where + pctText(ex.weights[masked ? "causal" : "none"][i][j]);
+  }
+
+  function draw(keepFocus) {
+    const ex = data.examples[exampleIndex];
+    const weights = ex.weights[masked ? "causal" : "none"];
+    const sums = ex.row_sums[masked ? "causal" : "none"];
+    const L = ex.tokens.length;
+    active = [Math.min(active[0], L - 1), Math.min(active[1], L - 1)];
+    const long = ex.tokens.some((t) => t.length > 2);
+    const cells = [];
+    const table = h("table", { class: `heat-table heat-grid${long ? " heat-long" : ""}`, role: "grid",
+      "aria-label": `${ex.title}：注意力权重（%）`, "aria-describedby": readout.id || null },
+    h("thead", {}, h("tr", {},
+      h("th", { scope: "col" }, h("span", { class: "visually-hidden" }, "Query ＼ Key")),
+      ex.tokens.map((t) => h("th", { scope: "col" }, t)),
+      h("th", { scope: "col", class: "heat-sum" }, "合计"))),
+    h("tbody", {}, ex.tokens.map((tok, i) => {
+      const row = weights[i].map((w, j) => {
+        const off = masked && j > i;
+        const cell = h("td", { role: "gridcell", class: `heat-cell${off ? " is-masked" : ""}`, tabindex: "-1",
+          "data-row": i, "data-col": j, "aria-label": describe(ex, i, j) }, off ? "—" : String(pct(w)));
+        if (!off) shade(cell, w);
+        cells.push(cell);
+        return cell;
+      });
+      return h("tr", {}, h("th", { scope: "row" }, tok), row, h("td", { class: "heat-sum" }, pctText(sums[i])));
+    })));
+    const at = (i, j) => cells[i * L + j];
+    at(...active).tabIndex = 0;
+
+    const show = (cell) => {
+      readout.textContent = describe(ex, +cell.dataset.row, +cell.dataset.col);
+    };
+    const focusCell = (i, j) => {
+      at(...active).tabIndex = -1;
+      active = [i, j];
+      const cell = at(i, j);
+      cell.tabIndex = 0;
+      cell.focus();
+    };
+    table.addEventListener("mouseover", (e) => { const c = e.target.closest("td[data-row]"); if (c) show(c); });
+    table.addEventListener("focusin", (e) => { const c = e.target.closest("td[data-row]"); if (c) show(c); });
+    table.addEventListener("click", (e) => {
+      const c = e.target.closest("td[data-row]");
+      if (c) focusCell(+c.dataset.row, +c.dataset.col);
+    });
+    table.addEventListener("keydown", (e) => {
+      const moves = { ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1] };
+      let [i, j] = active;
+      if (moves[e.key]) [i, j] = [i + moves[e.key][0], j + moves[e.key][1]];
+      else if (e.key === "Home") j = 0;
+      else if (e.key === "End") j = L - 1;
+      else return;
+      e.preventDefault();
+      focusCell(Math.max(0, Math.min(L - 1, i)), Math.max(0, Math.min(L - 1, j)));
+    });
+
+    gridWrap.replaceChildren(table);
+    maskLine.textContent = masked
+      ? "因果掩码已开启：灰色的右上角被遮住，每个词只能看自己和前面的词。"
+      : "因果掩码已关闭：每个词都能看到整句话，包括后面的词。";
+    noteEl.textContent = ex.note;
+    if (keepFocus) readout.textContent = `${ex.title}，${masked ? "因果掩码开" : "无掩码"}。${HINT}`;
+  }
+
+  readout.id = `${root.id || "heatmap"}-readout`;
+  draw(false);
+}

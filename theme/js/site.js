@@ -1,12 +1,13 @@
 // Entry point of the script every page loads (bundled by esbuild into assets/site.js, a classic script).
 // Each feature is a small module with its own init; they must never throw into each other.
 import { initToc } from "./site/toc.js";
+import { initWidgets } from "./widgets/index.js";
 import { initProgress } from "./site/progress.js";
 import { initQuizzes } from "./site/quiz.js";
 import { initSearch } from "./site/search.js";
 import { initPrint, initReadingProgress } from "./site/reading.js";
 
-const features = [initToc, initProgress, initQuizzes, initSearch, initReadingProgress, initPrint];
+const features = [initToc, initWidgets, initProgress, initQuizzes, initSearch, initReadingProgress, initPrint];
 
 function start() {
   for (const init of features) {

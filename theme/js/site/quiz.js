@@ -1,0 +1,131 @@
+// Quizzes: the server-rendered <fieldset> (native radio/checkbox inputs, so keyboard use is the browser's)
+// gets instant feedback, the explanation opened after answering, 再试一次, and the answer stored in progress.
+import { courseData, loadProgress, markDoneIfQuizzesCorrect, storageAvailable, updatePage } from "./progress.js";
+
+function sameSet(a, b) {
+  return a.length === b.length && a.every((x) => b.includes(x));
+}
+
+function setupQuiz(quiz, { slug, quizIds, canStore }) {
+  const id = quiz.dataset.quizId;
+  const form = quiz.querySelector(".quiz-form");
+  const inputs = [...quiz.querySelectorAll(".quiz-option input")];
+  const options = [...quiz.querySelectorAll(".quiz-option")];
+  const submit = quiz.querySelector(".quiz-submit");
+  const retry = quiz.querySelector(".quiz-retry");
+  const result = quiz.querySelector(".quiz-result");
+  const details = quiz.querySelector(".quiz-explanation");
+  const correct = options.filter((o) => o.hasAttribute("data-correct")).map((o) => Number(o.dataset.index));
+
+  function clear() {
+    for (const option of options) {
+      option.classList.remove("is-correct", "is-incorrect", "is-missed");
+      option.querySelector(".quiz-verdict")?.remove();
+      const feedback = option.querySelector(".quiz-feedback");
+      feedback.hidden = true;
+      option.querySelector("input").removeAttribute("aria-describedby");
+    }
+    quiz.classList.remove("is-answered", "is-right", "is-wrong");
+    result.textContent = "";
+  }
+
+  function verdict(option, text, kind) {
+    const badge = document.createElement("strong");
+    badge.className = `quiz-verdict quiz-verdict-${kind}`;
+    badge.textContent = text;
+    if (kind === "missed") {
+      // A missed right answer is marked, but its feedback stays for when the reader picks it.
+      option.querySelector(".quiz-choice").append(badge);
+      return;
+    }
+    const feedback = option.querySelector(".quiz-feedback");
+    feedback.prepend(badge);
+    feedback.hidden = false;
+    option.querySelector("input").setAttribute("aria-describedby", feedback.id);
+  }
+
+  // Show the evaluated state of `choice` (option indexes); `announce` is false when restoring on load.
+  function show(choice, announce) {
+    clear();
+    const right = sameSet(choice, correct);
+    for (const option of options) {
+      const index = Number(option.dataset.index);
+      const isCorrect = correct.includes(index);
+      option.querySelector("input").checked = choice.includes(index);
+      if (choice.includes(index)) {
+        option.classList.add(isCorrect ? "is-correct" : "is-incorrect");
+        verdict(option, isCorrect ? "✓ 正确" : "✗ 错误", isCorrect ? "correct" : "incorrect");
+      } else if (isCorrect && quiz.dataset.quizType === "multiple" && !right) {
+        option.classList.add("is-missed");
+        verdict(option, "漏选", "missed");
+      }
+    }
+    for (const input of inputs) input.disabled = true;
+    quiz.classList.add("is-answered", right ? "is-right" : "is-wrong");
+    submit.hidden = true;
+    retry.hidden = false;
+    if (details) details.open = true;
+    const message = right
+      ? "✓ 回答正确！解析已展开。"
+      : "✗ 还不对。看看所选选项下的提示和解析，再试一次吧。";
+    if (announce) {
+      // Empty then fill: screen readers announce a live region's change, even to the same text.
+      result.textContent = "";
+      window.setTimeout(() => {
+        result.textContent = message;
+      }, 50);
+    } else {
+      result.textContent = message;
+    }
+    return right;
+  }
+
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const choice = inputs.filter((i) => i.checked).map((i) => Number(i.value));
+    if (!choice.length) {
+      result.textContent = quiz.dataset.quizType === "multiple" ? "请至少选择一项再提交。" : "请先选择一个选项再提交。";
+      inputs[0].focus();
+      return;
+    }
+    const right = show(choice, true);
+    retry.focus();
+    if (canStore) {
+      updatePage(slug, (record) => {
+        record.quizzes = record.quizzes || {};
+        record.quizzes[id] = { correct: right, choice };
+      });
+      if (right) markDoneIfQuizzesCorrect(slug, quizIds);
+    }
+  });
+
+  retry.addEventListener("click", () => {
+    clear();
+    for (const input of inputs) {
+      input.disabled = false;
+      input.checked = false;
+    }
+    submit.hidden = false;
+    retry.hidden = true;
+    if (details) details.open = false;
+    inputs[0].focus();
+  });
+
+  if (canStore) {
+    const saved = ((loadProgress().pages[slug] || {}).quizzes || {})[id];
+    if (saved && Array.isArray(saved.choice) && saved.choice.length) {
+      show(saved.choice.filter((i) => Number.isInteger(i) && i >= 0 && i < options.length), false);
+    }
+  }
+  quiz.dataset.ready = "true";
+}
+
+export function initQuizzes(doc) {
+  const quizzes = doc.querySelectorAll(".quiz");
+  if (!quizzes.length) return;
+  const slug = doc.body.dataset.page;
+  const entry = courseData(doc).pages.find((p) => p.slug === slug);
+  const quizIds = entry ? entry.quizzes : [...quizzes].map((q) => q.dataset.quizId);
+  const canStore = storageAvailable();
+  for (const quiz of quizzes) setupQuiz(quiz, { slug, quizIds, canStore });
+}

@@ -1,0 +1,346 @@
+// Site search: a header button (or "/" and Ctrl/⌘+K) opens a modal dialog searching every page's title,
+// headings and text. The index (built by builder/search_index.py) is a classic script that sets
+// window.__COURSE_SEARCH_INDEX__; it is injected the first time the dialog opens, so first view stays light,
+// and a <script src> works on file:// where fetch does not. Page text is only ever inserted as text nodes.
+
+const INDEX_GLOBAL = "__COURSE_SEARCH_INDEX__";
+const MAX_RESULTS = 30;
+const CJK_RUN = /[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+/g;
+const WORD = /[a-z0-9]+/g;
+
+let indexPromise = null;
+
+function loadIndex(src) {
+  if (window[INDEX_GLOBAL]) return Promise.resolve(window[INDEX_GLOBAL]);
+  if (!indexPromise) {
+    indexPromise = new Promise((resolve, reject) => {
+      const script = document.createElement("script");
+      script.src = src;
+      script.async = true;
+      script.onload = () => (window[INDEX_GLOBAL] ? resolve(window[INDEX_GLOBAL]) : reject(new Error("empty index")));
+      script.onerror = () => {
+        indexPromise = null;
+        script.remove();
+        reject(new Error(`cannot load ${src}`));
+      };
+      document.head.append(script);
+    });
+  }
+  return indexPromise;
+}
+
+/** Query → terms: runs of CJK characters and lowercase Latin words/numbers (everything else separates). */
+export function queryTerms(query) {
+  const q = query.toLowerCase();
+  const terms = [...(q.match(CJK_RUN) || []), ...(q.match(WORD) || [])];
+  return [...new Set(terms)];
+}
+
+function intersect(a, b) {
+  const set = new Set(b);
+  return a.filter((x) => set.has(x));
+}
+
+function candidatesFor(index, term) {
+  if (/^[a-z0-9]+$/.test(term)) {
+    // A Latin word matches every indexed word it starts (typing "soft" finds "softmax").
+    const found = new Set();
+    for (const word of Object.keys(index.words)) {
+      if (word.startsWith(term)) for (const s of index.words[word]) found.add(s);
+    }
+    return [...found];
+  }
+  if (term.length === 1) return index.grams[term] || [];
+  let result = null;
+  for (let i = 0; i < term.length - 1; i += 1) {
+    const postings = index.grams[term.slice(i, i + 2)] || [];
+    result = result === null ? postings : intersect(result, postings);
+    if (!result.length) break;
+  }
+  return result || [];
+}
+
+function countOf(haystack, needle) {
+  let n = 0;
+  for (let at = haystack.indexOf(needle); at !== -1 && n < 20; at = haystack.indexOf(needle, at + needle.length)) n += 1;
+  return n;
+}
+
+/** Ranked results [{section, page, score}] of `query` in `index`: heading matches, then title, then text. */
+export function search(index, query) {
+  const terms = queryTerms(query);
+  if (!terms.length) return [];
+  let candidates = null;
+  for (const term of terms) {
+    const found = candidatesFor(index, term);
+    candidates = candidates === null ? found : intersect(candidates, found);
+    if (!candidates.length) return [];
+  }
+  const results = [];
+  for (const n of candidates) {
+    const [pageNo, heading, , text] = index.sections[n];
+    const title = index.pages[pageNo][1].toLowerCase();
+    const h = heading.toLowerCase();
+    const t = text.toLowerCase();
+    let score = 0;
+    let everyTerm = true;
+    for (const term of terms) {
+      const inHeading = h.includes(term);
+      const inTitle = title.includes(term);
+      const inText = countOf(t, term);
+      // Bigram postings only narrow the search: the section must really contain the term.
+      if (!inHeading && !inText && !(inTitle && index.sections[n][2] === "" )) {
+        everyTerm = false;
+        break;
+      }
+      score += (inHeading ? 100 : 0) + (inTitle ? 30 : 0) + Math.min(inText, 10);
+    }
+    if (everyTerm) results.push({ section: n, page: pageNo, score });
+  }
+  results.sort((a, b) => b.score - a.score || a.section - b.section);
+  return results.slice(0, MAX_RESULTS);
+}
+
+/** Text nodes and <mark>s for `text` with every occurrence of the terms highlighted. */
+function highlighted(text, terms) {
+  const lower = text.toLowerCase();
+  const ranges = [];
+  for (const term of terms) {
+    for (let at = lower.indexOf(term); at !== -1; at = lower.indexOf(term, at + term.length)) {
+      ranges.push([at, at + term.length]);
+    }
+  }
+  ranges.sort((a, b) => a[0] - b[0]);
+  const fragment = document.createDocumentFragment();
+  let pos = 0;
+  for (const [start, end] of ranges) {
+    if (end <= pos) continue;
+    const from = Math.max(start, pos);
+    if (from > pos) fragment.append(document.createTextNode(text.slice(pos, from)));
+    const mark = document.createElement("mark");
+    mark.textContent = text.slice(from, end);
+    fragment.append(mark);
+    pos = end;
+  }
+  if (pos < text.length) fragment.append(document.createTextNode(text.slice(pos)));
+  return fragment;
+}
+
+/** A window of the section text around the first match. */
+export function snippetOf(text, terms, before = 24, length = 90) {
+  const lower = text.toLowerCase();
+  const hits = terms.map((t) => lower.indexOf(t)).filter((i) => i >= 0);
+  const first = hits.length ? Math.min(...hits) : 0;
+  const start = Math.max(0, first - before);
+  const end = Math.min(text.length, start + length);
+  return (start > 0 ? "…" : "") + text.slice(start, end) + (end < text.length ? "…" : "");
+}
+
+function resultHref(index, result) {
+  const [, , anchor] = index.sections[result.section];
+  const url = index.pages[result.page][0];
+  return anchor ? `${url}#${encodeURIComponent(anchor)}` : url;
+}
+
+function buildDialog(doc) {
+  const dialog = doc.createElement("dialog");
+  dialog.className = "search-dialog";
+  dialog.setAttribute("aria-labelledby", "search-dialog-title");
+  dialog.setAttribute("aria-modal", "true");
+  dialog.innerHTML = `
+    <div class="search-box" role="search">
+      <h2 id="search-dialog-title" class="visually-hidden">搜索课程</h2>
+      <svg class="search-icon" viewBox="0 0 20 20" width="18" height="18" aria-hidden="true" focusable="false"><circle cx="8.5" cy="8.5" r="5.5" fill="none" stroke="currentColor" stroke-width="2"/><path d="M13 13l4.5 4.5" stroke="currentColor" stroke-width="2" stroke-linecap="round"/></svg>
+      <input class="search-input" type="text" role="combobox" aria-label="搜索课程内容" aria-autocomplete="list"
+        aria-controls="search-results" aria-expanded="false" autocomplete="off" spellcheck="false" enterkeyhint="go"
+        placeholder="搜索：缩放、温度、softmax…">
+      <button type="button" class="search-close">关闭<span class="visually-hidden">搜索</span></button>
+    </div>
+    <p class="search-status" role="status" aria-live="polite"></p>
+    <ul class="search-results" id="search-results" role="listbox" aria-label="搜索结果"></ul>
+    <p class="search-help" aria-hidden="true"><kbd>↑</kbd><kbd>↓</kbd> 选择 · <kbd>Enter</kbd> 打开 · <kbd>Esc</kbd> 关闭</p>`;
+  doc.body.append(dialog);
+  return dialog;
+}
+
+export function initSearch(doc) {
+  const opener = doc.querySelector(".search-open");
+  if (!opener || typeof HTMLDialogElement === "undefined") return;
+  const src = opener.dataset.searchIndex;
+  let dialog = null;
+  let input = null;
+  let list = null;
+  let status = null;
+  let index = null;
+  let active = -1;
+  let returnFocus = null;
+
+  function options() {
+    return [...list.querySelectorAll("[role='option']")];
+  }
+
+  function setActive(i) {
+    const all = options();
+    if (!all.length) {
+      active = -1;
+      input.removeAttribute("aria-activedescendant");
+      return;
+    }
+    active = (i + all.length) % all.length;
+    all.forEach((el, n) => el.setAttribute("aria-selected", String(n === active)));
+    input.setAttribute("aria-activedescendant", all[active].id);
+    all[active].scrollIntoView({ block: "nearest" });
+  }
+
+  function render() {
+    list.replaceChildren();
+    active = -1;
+    input.removeAttribute("aria-activedescendant");
+    const query = input.value.trim();
+    if (!index) return;
+    if (!query) {
+      status.textContent = "";
+      input.setAttribute("aria-expanded", "false");
+      return;
+    }
+    const terms = queryTerms(query);
+    const results = search(index, query);
+    results.forEach((result, n) => {
+      const [, heading, , text] = index.sections[result.section];
+      const li = doc.createElement("li");
+      li.id = `search-result-${n}`;
+      li.setAttribute("role", "option");
+      li.setAttribute("aria-selected", "false");
+      const a = doc.createElement("a");
+      a.className = "search-result";
+      a.href = resultHref(index, result);
+      a.tabIndex = -1;
+      const where = doc.createElement("span");
+      where.className = "search-result-where";
+      const page = doc.createElement("span");
+      page.className = "search-result-page";
+      page.append(highlighted(index.pages[result.page][1], terms));
+      where.append(page);
+      if (heading) {
+        const h = doc.createElement("span");
+        h.className = "search-result-heading";
+        h.append(highlighted(heading, terms));
+        where.append(doc.createTextNode(" › "), h);
+      }
+      const snippet = doc.createElement("span");
+      snippet.className = "search-result-snippet";
+      snippet.append(highlighted(snippetOf(text, terms), terms));
+      a.append(where, snippet);
+      a.addEventListener("click", () => close(false));
+      li.append(a);
+      li.addEventListener("mousemove", () => {
+        if (active !== n) setActive(n);
+      });
+      list.append(li);
+    });
+    input.setAttribute("aria-expanded", String(results.length > 0));
+    status.textContent = results.length
+      ? `找到 ${results.length}${results.length === MAX_RESULTS ? "+" : ""} 条结果`
+      : `没有找到与“${query}”相关的内容`;
+    if (results.length) setActive(0);
+  }
+
+  function go() {
+    const all = options();
+    if (active < 0 || !all[active]) return;
+    const href = all[active].querySelector("a").href;
+    close(false);
+    window.location.href = href;
+  }
+
+  function close(restoreFocus = true) {
+    if (!dialog || !dialog.open) return;
+    dialog.close();
+    if (restoreFocus && returnFocus && returnFocus.isConnected) returnFocus.focus();
+  }
+
+  function ensureDialog() {
+    if (dialog) return;
+    dialog = buildDialog(doc);
+    input = dialog.querySelector(".search-input");
+    list = dialog.querySelector(".search-results");
+    status = dialog.querySelector(".search-status");
+    input.addEventListener("input", render);
+    input.addEventListener("keydown", (event) => {
+      if (event.key === "ArrowDown") {
+        event.preventDefault();
+        setActive(active + 1);
+      } else if (event.key === "ArrowUp") {
+        event.preventDefault();
+        setActive(active - 1);
+      } else if (event.key === "Enter" && !event.isComposing) {
+        event.preventDefault();
+        go();
+      }
+    });
+    dialog.querySelector(".search-close").addEventListener("click", () => close());
+    dialog.addEventListener("cancel", (event) => {
+      event.preventDefault(); // Esc: close ourselves so focus goes back where it was
+      close();
+    });
+    dialog.addEventListener("keydown", (event) => {
+      if (event.key === "Escape") {
+        event.preventDefault();
+        close();
+      } else if (event.key === "Tab") {
+        // Keep focus inside the dialog: the input and the close button (results are reached with arrows).
+        const focusables = [input, dialog.querySelector(".search-close")];
+        const at = focusables.indexOf(doc.activeElement);
+        event.preventDefault();
+        focusables[(at + (event.shiftKey ? -1 : 1) + focusables.length) % focusables.length].focus();
+      }
+    });
+    dialog.addEventListener("click", (event) => {
+      if (event.target === dialog) close(); // a click on the backdrop
+    });
+  }
+
+  function open() {
+    ensureDialog();
+    if (dialog.open) {
+      input.focus();
+      return;
+    }
+    returnFocus = doc.activeElement;
+    dialog.showModal();
+    input.focus();
+    input.select();
+    if (!index) {
+      status.textContent = "正在加载搜索索引…";
+      loadIndex(src).then(
+        (loaded) => {
+          index = loaded;
+          status.textContent = "";
+          render();
+        },
+        () => {
+          status.textContent = "搜索索引加载失败，请刷新页面再试。";
+        },
+      );
+    }
+  }
+
+  opener.addEventListener("click", open);
+  doc.addEventListener("keydown", (event) => {
+    const key = event.key.toLowerCase();
+    if ((event.ctrlKey || event.metaKey) && key === "k" && !event.altKey) {
+      event.preventDefault();
+      open();
+      return;
+    }
+    if (event.key !== "/" || event.ctrlKey || event.metaKey || event.altKey || event.defaultPrevented) return;
+    const target = event.target;
+    const editable = target && (target.isContentEditable || /^(input|textarea|select)$/i.test(target.tagName));
+    if (editable) return;
+    event.preventDefault();
+    open();
+  });
+  opener.hidden = false;
+  // For measurements and tests: run a query against the loaded index (null until the dialog has loaded it).
+  window.CourseSearch = { open, search: (query) => (index ? search(index, query) : null) };
+}

@@ -24,6 +24,7 @@ const LABELS = {
   restart: () => "正在重启 Python…",
 };
 const STOP_GRACE_MS = 400; // interrupt-buffer path only (cross-origin isolated pages)
+const SPARE_AFTER_MS = 1000; // a run this long may get stopped: boot a standby worker meanwhile
 
 function scriptBase() {
   const cs = typeof document !== "undefined" && document.currentScript;
@@ -68,7 +69,8 @@ class PythonRuntime extends EventTarget {
     this._assets = null;        // name -> {buffer} (http) or {kind, data} (file://)
     this._assetsPromise = null;
     this._loadPromise = null;   // resolves when the current worker is ready
-    this._worker = null;
+    this._slot = null;          // {worker, ready, interrupt, …} serving runs
+    this._spare = null;         // standby slot for stop()
     this._progressListeners = new Set();
     this._lastProgress = null;
     this._queue = [];           // pending runs {id, code, filename, opts, resolve, reject}
@@ -78,7 +80,6 @@ class PythonRuntime extends EventTarget {
     this._resetWaiters = new Map();
     this.warnings = [];
     this._sab = typeof self !== "undefined" && self.crossOriginIsolated && typeof SharedArrayBuffer === "function";
-    this._interrupt = null;
   }
 
   get state() { return this._state; }
@@ -180,41 +181,56 @@ class PythonRuntime extends EventTarget {
   }
 
   // ---------------------------------------------------------------- worker lifecycle
+  // A "slot" is one worker + its readiness. `_slot` serves runs; `_spare` is a standby worker booted
+  // (lazily, only once a run has lasted SPARE_AFTER_MS) so that stop() can swap it in at once.
+  _spawn(restart) {
+    const index = this._index;
+    const worker = new Worker(PythonRuntime._workerURL(), { name: "course-python" });
+    const slot = { worker, isReady: false, warnings: [], interrupt: null };
+    slot.ready = new Promise((res, rej) => { slot.resolve = res; slot.reject = rej; });
+    slot.ready.then(() => { slot.isReady = true; }, () => {});
+    if (this._sab) slot.interrupt = new Int32Array(new SharedArrayBuffer(4));
+    worker.onmessage = (ev) => this._onMessage(slot, ev.data);
+    worker.onerror = (ev) => {
+      if (ev.preventDefault) ev.preventDefault();
+      const err = new Error(`CoursePython worker error: ${ev.message || "unknown"}`);
+      slot.reject(err);
+      if (slot === this._slot) this._failActive({ type: "InternalError", message: err.message, traceback: "" });
+    };
+    // Copy (not transfer): this thread keeps the bytes for restarts after stop().
+    worker.postMessage({
+      type: "init",
+      indexURL: this.baseURL,
+      assets: this._assets,
+      lockFile: index.lockFile,
+      packages: index.packages,
+      // After stop() the namespace is gone anyway: skip the warm-up imports so Python is back sooner.
+      imports: restart ? [] : index.imports,
+      interruptBuffer: slot.interrupt ? slot.interrupt.buffer : null,
+    });
+    return slot;
+  }
+
   _startWorker(restart = false) {
     this._setState("loading");
-    let resolveReady, rejectReady;
-    const ready = new Promise((res, rej) => { resolveReady = res; rejectReady = rej; });
-    this._loadPromise = ready;
     const token = {};
     this._workerToken = token;
-    (async () => {
-      const assets = await this._fetchAssets();
+    const ready = (async () => {
+      await this._fetchAssets();
       if (this._workerToken !== token) return;
-      const index = this._index;
-      const worker = new Worker(PythonRuntime._workerURL(), { name: "course-python" });
-      this._worker = worker;
-      if (this._sab) this._interrupt = new Int32Array(new SharedArrayBuffer(4));
-      worker.onmessage = (ev) => this._onMessage(worker, ev.data, resolveReady, rejectReady);
-      worker.onerror = (ev) => {
-        ev.preventDefault && ev.preventDefault();
-        const err = new Error(`CoursePython worker error: ${ev.message || "unknown"}`);
-        if (this._state === "loading") rejectReady(err);
-        this._failActive({ type: "InternalError", message: err.message, traceback: "" });
-      };
-      // Copy (not transfer): this thread keeps the bytes for restarts after stop().
-      worker.postMessage({
-        type: "init",
-        indexURL: this.baseURL,
-        assets,
-        lockFile: index.lockFile,
-        packages: index.packages,
-        imports: index.imports,
-        interruptBuffer: this._interrupt ? this._interrupt.buffer : null,
-      });
-      this._progress(restart ? "restart" : "boot");
-    })().catch((e) => rejectReady(e));
+      let slot = restart && this._spare;
+      this._spare = null;
+      if (!slot) {
+        slot = this._spawn(restart);
+        this._progress(restart ? "restart" : "boot");
+      }
+      this._slot = slot;
+      await slot.ready;
+    })();
+    this._loadPromise = ready;
     ready.then(() => {
       if (this._workerToken !== token) return;
+      this.warnings = this._slot.warnings;
       this._progress("ready", 1, 1);
       this._setState(this._active || this._queue.length ? "running" : "ready");
       this._pump();
@@ -222,12 +238,22 @@ class PythonRuntime extends EventTarget {
       if (this._workerToken !== token) return;
       console.error("CoursePython: load failed", e);
       this._loadPromise = null;
-      if (this._worker) { this._worker.terminate(); this._worker = null; }
+      if (this._slot) { this._slot.worker.terminate(); this._slot = null; }
       this._setState("idle");
       const queued = this._queue.splice(0);
       for (const r of queued) r.reject(e);
     });
     return ready;
+  }
+
+  _ensureSpare() {
+    if (this._spare || !this._assets || !this._slot) return;
+    const spare = this._spawn(true);
+    this._spare = spare;
+    spare.ready.catch(() => {
+      if (this._spare === spare) this._spare = null;
+      spare.worker.terminate();
+    });
   }
 
   static _workerURL() {
@@ -237,22 +263,24 @@ class PythonRuntime extends EventTarget {
     return PythonRuntime._url;
   }
 
-  _onMessage(worker, msg, resolveReady, rejectReady) {
-    if (worker !== this._worker) return;
+  _onMessage(slot, msg) {
+    switch (msg.type) {
+      case "ready":
+        slot.warnings = msg.warnings || [];
+        slot.resolve();
+        return;
+      case "init-error": {
+        const e = new Error(`CoursePython: Python failed to start: ${msg.message}`);
+        e.stack = msg.stack || e.stack;
+        slot.reject(e);
+        return;
+      }
+    }
+    if (slot !== this._slot) return;
     switch (msg.type) {
       case "progress":
         if (msg.phase !== "boot" || this._lastProgress?.phase !== "restart") this._progress(msg.phase);
         break;
-      case "ready":
-        this.warnings = msg.warnings || [];
-        resolveReady();
-        break;
-      case "init-error": {
-        const e = new Error(`CoursePython: Python failed to start: ${msg.message}`);
-        e.stack = msg.stack || e.stack;
-        rejectReady(e);
-        break;
-      }
       case "stream": {
         const run = this._active;
         if (!run || run.id !== msg.id) break;
@@ -263,7 +291,7 @@ class PythonRuntime extends EventTarget {
       case "result": {
         const run = this._active;
         if (!run || run.id !== msg.id) break;
-        this._active = null;
+        this._finish(run);
         const r = msg.result || {};
         const result = { ok: !!r.ok, repr: r.repr ?? null, error: r.error ?? null, truncated: !!r.truncated };
         if (run.stopping && result.error && result.error.type === "KeyboardInterrupt") run.reject(new StoppedError());
@@ -279,18 +307,24 @@ class PythonRuntime extends EventTarget {
     }
   }
 
+  _finish(run) {
+    if (this._active === run) this._active = null;
+    clearTimeout(run.spareTimer);
+  }
+
   _pump() {
     if (this._active || this._state === "loading" || this._state === "idle") return;
     const next = this._queue.shift();
     if (!next) { this._setState("ready"); return; }
     this._active = next;
     this._setState("running");
-    this._worker.postMessage({ type: "run", id: next.id, code: next.code, filename: next.filename });
+    next.spareTimer = setTimeout(() => { if (this._active === next) this._ensureSpare(); }, SPARE_AFTER_MS);
+    this._slot.worker.postMessage({ type: "run", id: next.id, code: next.code, filename: next.filename });
   }
 
   _failActive(error) {
     const run = this._active;
-    this._active = null;
+    if (run) this._finish(run);
     if (run) run.resolve({ ok: false, repr: null, error, truncated: false });
   }
 
@@ -311,20 +345,21 @@ class PythonRuntime extends EventTarget {
     const queued = this._queue.splice(0);
     for (const r of queued) r.reject(new StoppedError());
     if (!run) return;
-    if (this._interrupt) {
+    const interrupt = this._slot && this._slot.interrupt;
+    if (interrupt) {
       run.stopping = true;
-      this._interrupt[0] = 2; // SIGINT → KeyboardInterrupt, namespace kept
+      interrupt[0] = 2; // SIGINT → KeyboardInterrupt, namespace kept
       const t0 = performance.now();
       while (this._active === run && performance.now() - t0 < STOP_GRACE_MS) await new Promise((r) => setTimeout(r, 20));
       if (this._active !== run) return;
     }
-    this._active = null;
+    this._finish(run);
     run.reject(new StoppedError());
     this._restart();
   }
 
   _restart() {
-    if (this._worker) { this._worker.terminate(); this._worker = null; }
+    if (this._slot) { this._slot.worker.terminate(); this._slot = null; }
     for (const w of this._resetWaiters.values()) w();
     this._resetWaiters.clear();
     this._cellCounter = 0;
@@ -337,16 +372,16 @@ class PythonRuntime extends EventTarget {
     this._cellCounter = 0;
     if (this._active) {              // a run is executing: a fresh worker is the only way
       const run = this._active;
-      this._active = null;
+      this._finish(run);
       run.reject(new StoppedError());
       this._restart();
       return;
     }
-    if (!this._worker || this._state !== "ready") return; // nothing (or a fresh worker) loaded
+    if (!this._slot || this._state !== "ready") return; // nothing (or a fresh worker) loaded
     const id = this._nextId++;
     await new Promise((resolve) => {
       this._resetWaiters.set(id, resolve);
-      this._worker.postMessage({ type: "reset", id });
+      this._slot.worker.postMessage({ type: "reset", id });
     });
   }
 }

@@ -1,0 +1,99 @@
+// The output area of one cell. Everything the program produced is inserted as text (textContent / text
+// nodes), never as HTML, so printing "<img src=x onerror=…>" shows exactly those characters.
+// The structure mirrors the build-time output rendered by builder/cells.py, so both read the same.
+
+export const MAX_LINES = 2000;
+const TRUNCATED = "输出过长，已截断";
+
+export class OutputView {
+  constructor(root) {
+    this.root = root;
+    this.log = root.querySelector(".cell-log");
+    this.label = root.querySelector(".cell-output-label");
+    this.status = root.querySelector(".cell-status");
+    this.buildNodes = [...this.log.childNodes].map((n) => n.cloneNode(true));
+    this.lines = 0;
+    this.truncated = false;
+    this.last = null; // {stream, text: Text}
+  }
+
+  setStatus(text, kind = "") {
+    this.status.textContent = text;
+    this.status.dataset.kind = kind;
+  }
+
+  /** Start a fresh run: clear the build-time (or previous) output. */
+  begin() {
+    this.log.replaceChildren();
+    this.lines = 0;
+    this.truncated = false;
+    this.last = null;
+    this.root.dataset.origin = "browser";
+    this.root.removeAttribute("data-empty");
+    this.label.textContent = "运行输出";
+    this.setStatus("运行中…", "running");
+  }
+
+  /** Back to what the page shipped with (after 重置). */
+  restoreBuildOutput() {
+    this.log.replaceChildren(...this.buildNodes.map((n) => n.cloneNode(true)));
+    this.root.dataset.origin = "build";
+    if (!this.buildNodes.length) this.root.setAttribute("data-empty", "");
+    this.label.textContent = "构建时输出";
+    this.setStatus("");
+    this.last = null;
+  }
+
+  _span(cls, text) {
+    const span = document.createElement("span");
+    span.className = cls;
+    span.textContent = text;
+    this.log.appendChild(span);
+    return span;
+  }
+
+  markTruncated() {
+    if (this.truncated) return;
+    this.truncated = true;
+    this.last = null;
+    this._span("cell-truncated", TRUNCATED);
+  }
+
+  /** Streamed stdout/stderr text; capped at MAX_LINES lines for the whole run (like the runtime). */
+  append(stream, text) {
+    if (this.truncated || !text) return;
+    const room = MAX_LINES - this.lines;
+    let count = 0;
+    let cut = -1;
+    for (let i = text.indexOf("\n"); i !== -1; i = text.indexOf("\n", i + 1)) {
+      if (++count === room) cut = i + 1;
+    }
+    const overflow = count > room;
+    if (overflow) text = text.slice(0, Math.max(cut, 0));
+    this.lines += Math.min(count, room);
+    if (text) {
+      if (this.last && this.last.stream === stream) this.last.text.appendData(text);
+      else {
+        const node = document.createTextNode(text);
+        this._span(`cell-${stream}`, "").appendChild(node);
+        this.last = { stream, text: node };
+      }
+    }
+    if (overflow) this.markTruncated();
+  }
+
+  error(err) {
+    this.last = null;
+    this._span("cell-error", err.traceback || `${err.type}: ${err.message}`);
+  }
+
+  result(text) {
+    this.last = null;
+    this._span("cell-result", text);
+  }
+
+  note(text) {
+    this.last = null;
+    this._span("cell-note", text);
+  }
+}

@@ -1,0 +1,334 @@
+// Controller for the code cells of one page: one shared Python namespace (one runtime), run/stop/reset
+// per cell, "全部运行", loading progress, persistence of edits.
+import { createEditor, setCode } from "./editor.js";
+import { OutputView } from "./output.js";
+import { loadEdit, saveEdit, clearEdit } from "./storage.js";
+import { courseCompletionSource, loadCompletionData } from "./completions.js";
+
+const seconds = (ms) => `${(ms / 1000).toFixed(2)} s`;
+const ERROR_LINE_RE = /File "<cell-([^>]*)>", line (\d+)/g;
+
+/** The line (1-based) of this cell's code that was executing when it raised, from the traceback. */
+export function errorLine(traceback, cellId) {
+  let line = null;
+  for (const m of String(traceback || "").matchAll(ERROR_LINE_RE)) {
+    if (m[1] === cellId && line === null) line = Number(m[2]); // outermost frame of this cell
+  }
+  return line;
+}
+
+class Cell {
+  constructor(page, section, index) {
+    this.page = page;
+    this.section = section;
+    this.index = index;
+    this.id = section.dataset.cellId;
+    this.hidden = section.hasAttribute("data-hide");
+    this.readOnly = section.hasAttribute("data-readonly");
+    this.expectError = section.hasAttribute("data-expect-error");
+    this.sourceHash = section.dataset.sourceHash;
+    const pre = section.querySelector(".cell-source");
+    this.original = pre.textContent.replace(/\n$/, "");
+    this.code = this.original;
+    this.ranGeneration = -1;
+    this.running = false;
+    this.buttons = {
+      run: section.querySelector('[data-action="run"]'),
+      stop: section.querySelector('[data-action="stop"]'),
+      reset: section.querySelector('[data-action="reset"]'),
+    };
+    this.modified = section.querySelector(".cell-modified");
+    this.notice = section.querySelector(".cell-notice");
+    this.output = new OutputView(section.querySelector(".cell-output"));
+    this.applyStoredEdit();
+    this.view = createEditor({
+      pre,
+      code: this.code,
+      readOnly: this.readOnly,
+      label: `Python 代码（单元 ${this.id}）`,
+      completionSource: courseCompletionSource(() => page.cells.map((c) => c.code), page.completionsURL),
+      handlers: {
+        run: () => this.run(),
+        runAndNext: () => { this.run(); page.focusAfter(this); },
+        change: (code) => this.onEdit(code),
+      },
+    });
+    this.view.contentDOM.addEventListener("focus", () => page.warmUp(), { once: true });
+    this.buttons.run.addEventListener("click", () => this.run());
+    this.buttons.stop.addEventListener("click", () => page.stop());
+    this.buttons.reset.addEventListener("click", () => this.resetCode());
+    for (const b of Object.values(this.buttons)) b.disabled = false;
+    if (this.readOnly) this.buttons.reset.hidden = true;
+    this.updateModified();
+  }
+
+  applyStoredEdit() {
+    const rec = loadEdit(this.page.slug, this.id);
+    if (!rec || rec.code === this.original) return;
+    if (rec.base === this.sourceHash) { this.code = rec.code; return; }
+    // The author changed this cell since the reader edited it: never apply the old edit silently.
+    this.showNotice("作者更新了这个单元的代码，你之前的修改没有自动套用。", [
+      ["恢复我的修改", () => { setCode(this.view, rec.code); this.hideNotice(); }],
+      ["丢弃我的修改", () => { clearEdit(this.page.slug, this.id); this.hideNotice(); }],
+    ], "stale");
+  }
+
+  onEdit(code) {
+    this.code = code;
+    if (code === this.original) clearEdit(this.page.slug, this.id);
+    else saveEdit(this.page.slug, this.id, this.sourceHash, code);
+    if (this.notice.dataset.kind === "stale" && code !== this.original) this.hideNotice();
+    this.updateModified();
+  }
+
+  updateModified() {
+    const modified = this.code !== this.original;
+    this.modified.hidden = !modified;
+    this.section.toggleAttribute("data-modified", modified);
+  }
+
+  resetCode() {
+    setCode(this.view, this.original);
+    clearEdit(this.page.slug, this.id);
+    this.clearErrorLine();
+    this.output.restoreBuildOutput();
+    this.hideNotice();
+    this.updateModified();
+    this.view.focus();
+  }
+
+  showNotice(text, actions = [], kind = "") {
+    const p = document.createElement("span");
+    p.textContent = text;
+    const nodes = [p];
+    for (const [label, fn] of actions) {
+      const b = document.createElement("button");
+      b.type = "button";
+      b.className = "cell-btn cell-notice-btn";
+      b.textContent = label;
+      b.addEventListener("click", fn);
+      nodes.push(b);
+    }
+    this.notice.replaceChildren(...nodes);
+    this.notice.dataset.kind = kind;
+    this.notice.hidden = false;
+  }
+
+  hideNotice() {
+    this.notice.hidden = true;
+    this.notice.dataset.kind = "";
+    this.notice.replaceChildren();
+  }
+
+  setRunning(on) {
+    this.running = on;
+    this.section.toggleAttribute("data-running", on);
+    this.buttons.stop.hidden = !on;
+    this.buttons.stop.disabled = !on;
+    this.buttons.run.disabled = on;
+  }
+
+  clearErrorLine() {
+    for (const el of this.view.dom.querySelectorAll(".cm-errorLine")) el.classList.remove("cm-errorLine");
+  }
+
+  run() {
+    return this.page.run(this);
+  }
+
+  /** Execute this cell now (the page has loaded Python and run what must come first). */
+  async execute() {
+    const page = this.page;
+    if (this.notice.dataset.kind !== "stale") this.hideNotice();
+    this.clearErrorLine();
+    this.output.begin();
+    this.setRunning(true);
+    const generation = page.generation;
+    const started = performance.now();
+    let result;
+    try {
+      result = await page.runtime.run(this.code + "\n", {
+        cell: this.id,
+        onStdout: (text) => this.output.append("stdout", text),
+        onStderr: (text) => this.output.append("stderr", text),
+      });
+    } catch (err) {
+      this.setRunning(false);
+      if (err && err.type === "Stopped") {
+        this.output.setStatus("已停止", "stopped");
+        return { ok: false, stopped: true };
+      }
+      this.output.error({ type: "Error", message: String(err && err.message || err), traceback: "" });
+      this.output.setStatus("出错", "error");
+      return { ok: false };
+    }
+    this.setRunning(false);
+    this.ranGeneration = generation;
+    const elapsed = performance.now() - started;
+    if (result.error) this.output.error(result.error);
+    if (result.repr != null) this.output.result(result.repr);
+    if (result.truncated) this.output.markTruncated();
+    if (result.error) {
+      const line = errorLine(result.error.traceback, this.id);
+      this.output.setStatus(line ? `出错 · 第 ${line} 行` : "出错", "error");
+      if (line && line <= this.view.state.doc.lines) {
+        const dom = this.view.domAtPos(this.view.state.doc.line(line).from).node;
+        const el = dom.nodeType === 1 ? dom.closest(".cm-line") : dom.parentElement?.closest(".cm-line");
+        if (el) el.classList.add("cm-errorLine");
+      }
+      if (result.error.type === "NameError" && page.cells.slice(0, this.index).some((c) => c.ranGeneration !== page.generation)) {
+        this.showNotice("上方还有单元没有在当前命名空间里运行过，这里用到的名字可能定义在那里。",
+          [["运行上方单元", () => page.runAbove(this)]], "name");
+      }
+      return { ok: this.expectError, error: result.error };
+    }
+    this.output.setStatus(`完成 · ${seconds(elapsed)}`, "ok");
+    return { ok: true };
+  }
+}
+
+export class CellsPage {
+  constructor(doc, sections, { completionsURL }) {
+    this.doc = doc;
+    this.slug = doc.body.dataset.page || location.pathname;
+    this.completionsURL = completionsURL;
+    this.generation = 0;
+    this.preludeGeneration = -1;
+    this.bar = doc.querySelector(".cells-bar");
+    this.barStatus = this.bar?.querySelector(".cells-bar-status");
+    this.prelude = this.bar?.querySelector(".cells-prelude")?.textContent || "";
+    this.runtime = window.CoursePython ? window.CoursePython.getRuntime() : null;
+    this.cells = sections.map((s, i) => new Cell(this, s, i));
+    this.chain = Promise.resolve();
+    const runAll = this.bar?.querySelector('[data-action="run-all"]');
+    if (runAll) {
+      runAll.disabled = false;
+      runAll.addEventListener("click", () => this.runAll());
+    }
+    if (!this.runtime) this.setBarStatus("Python 运行环境不可用：只能查看构建时输出。", "error");
+    this.watchForPrefetch();
+  }
+
+  setBarStatus(text, kind = "") {
+    if (!this.barStatus) return;
+    this.barStatus.textContent = text;
+    this.barStatus.dataset.kind = kind;
+  }
+
+  /** Start downloading Python when the reader gets near the code (the runtime waits for an idle moment). */
+  watchForPrefetch() {
+    if (!this.runtime || window.__courseNoPrefetch || navigator.connection?.saveData) return;
+    const io = new IntersectionObserver((entries) => {
+      if (entries.some((e) => e.isIntersecting)) { io.disconnect(); this.warmUp(); }
+    }, { rootMargin: "800px 0px" });
+    for (const c of this.cells) io.observe(c.section);
+  }
+
+  warmUp() {
+    loadCompletionData(this.completionsURL);
+    if (this.runtime && !window.__courseNoPrefetch) this.runtime.prefetch();
+  }
+
+  focusAfter(cell) {
+    const next = this.cells.slice(cell.index + 1).find((c) => !c.hidden);
+    if (next) {
+      next.section.scrollIntoView({ block: "nearest" });
+      next.view.focus();
+    }
+  }
+
+  /** Load Python (progress in the page bar and the waiting cells' status lines). */
+  async ensureLoaded(waiting) {
+    if (this.runtime.state === "ready" || this.runtime.state === "running") return;
+    const show = (p) => {
+      this.setBarStatus(p.label, "loading");
+      for (const c of waiting) if (!c.running) c.output.setStatus(p.label, "loading");
+    };
+    await this.runtime.load({ onProgress: show });
+    this.setBarStatus("Python 已就绪。", "ok");
+    for (const c of waiting) if (!c.running) c.output.setStatus("");
+  }
+
+  async ensurePrelude() {
+    if (this.preludeGeneration === this.generation || !this.prelude) return;
+    const generation = this.generation;
+    const r = await this.runtime.run(this.prelude, { cell: "prelude" });
+    if (!r.ok) throw new Error(r.error ? r.error.traceback : "prelude failed");
+    this.preludeGeneration = generation;
+  }
+
+  /** Serialize page operations (the namespace is shared): each op runs after the previous one. */
+  enqueue(op) {
+    const next = this.chain.then(op, op);
+    this.chain = next.catch(() => {});
+    return next;
+  }
+
+  run(cell) {
+    if (!this.runtime) return Promise.resolve();
+    cell.output.setStatus("排队中…", "queued");
+    cell.buttons.stop.hidden = false;
+    cell.buttons.stop.disabled = false;
+    return this.enqueue(async () => {
+      try {
+        await this.ensureLoaded([cell]);
+        await this.ensurePrelude();
+        // Hidden setup cells above run automatically: the reader can't be expected to run what they can't see.
+        for (const c of this.cells.slice(0, cell.index)) {
+          if (c.hidden && c.ranGeneration !== this.generation) {
+            const r = await c.execute();
+            if (!r.ok) return r;
+          }
+        }
+        return await cell.execute();
+      } catch (err) {
+        cell.setRunning(false);
+        if (err && err.type === "Stopped") { cell.output.setStatus("已停止", "stopped"); return { ok: false }; }
+        cell.output.setStatus(`无法运行：${err && err.message || err}`, "error");
+        this.setBarStatus("Python 运行环境加载失败，请刷新页面重试。", "error");
+        return { ok: false };
+      }
+    });
+  }
+
+  async runCells(cells) {
+    for (const c of cells) {
+      const r = await this.run(c);
+      if (!r || !r.ok) return false;
+    }
+    return true;
+  }
+
+  async runAll() {
+    if (!this.runtime) return;
+    if (this.cells.some((c) => c.ranGeneration === this.generation)) {
+      await this.enqueue(async () => { await this.runtime.reset(); this.generation++; });
+    }
+    this.setBarStatus("正在依次运行本页全部代码…", "running");
+    const ok = await this.runCells(this.cells);
+    this.setBarStatus(ok ? "全部运行完成。" : "运行在出错或停止的单元处中断。", ok ? "ok" : "error");
+  }
+
+  runAbove(cell) {
+    cell.hideNotice();
+    return this.runCells(this.cells.slice(0, cell.index).filter((c) => c.ranGeneration !== this.generation));
+  }
+
+  /** 停止: the runtime terminates its worker (always within a second); the namespace is gone. */
+  async stop() {
+    const stopped = this.cells.find((c) => c.running) || this.cells.find((c) => !c.buttons.stop.hidden);
+    this.generation++;
+    await this.runtime.stop();
+    for (const c of this.cells) {
+      if (!c.running && !c.buttons.stop.hidden) { c.buttons.stop.hidden = true; c.output.setStatus("已取消", "stopped"); }
+    }
+    if (stopped) {
+      stopped.setRunning(false);
+      const above = this.cells.slice(0, stopped.index);
+      stopped.showNotice("已停止。Python 已重启，命名空间已重置：之前定义的变量都已清空。",
+        above.length ? [["重新运行上方单元", () => this.runAbove(stopped)]] : [], "stopped");
+      stopped.view.focus();
+    }
+    this.setBarStatus("已停止，命名空间已重置。", "stopped");
+  }
+}

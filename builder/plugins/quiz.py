@@ -91,7 +91,13 @@ def quiz_plugin(md: MarkdownIt, *, render: QuizRender) -> None:
         """Parse a quiz string as inline Markdown and hand its formulas and links to the page's stages."""
         scratch: dict[str, Any] = {"rel": env.get("rel"), "planned_slugs": env.get("planned_slugs", set()),
                                    "problems": env.get("problems")}
-        tokens = md.parseInline(text.strip(), scratch)
+        # Quiz strings are text with Markdown, never raw HTML: `<b>` in a question shows as typed.
+        html_allowed = md.options.get("html", False)
+        md.options["html"] = False
+        try:
+            tokens = md.parseInline(text.strip(), scratch)
+        finally:
+            md.options["html"] = html_allowed
         for inline in tokens:
             _join_cjk_lines(inline.children or [])
         # token.map[0] is the fence line; the YAML body starts on the line after it.
@@ -187,7 +193,7 @@ def quiz_plugin(md: MarkdownIt, *, render: QuizRender) -> None:
             if not isinstance(correct, bool):
                 problem(f"option {n}: `correct` must be true or false, got {correct!r}", opt_keys["correct"][0])
                 ok = False
-                correct = False
+                correct = None  # neither right nor wrong: "no correct option" would only add noise
             feedback = raw.get("feedback")
             if feedback is not None and (not isinstance(feedback, (str, int, float)) or isinstance(feedback, bool)):
                 problem(f"option {n}: `feedback` must be text, got {feedback!r}", opt_keys["feedback"][0])
@@ -195,9 +201,10 @@ def quiz_plugin(md: MarkdownIt, *, render: QuizRender) -> None:
                 feedback = None
             options.append((str(text), correct, None if feedback is None else str(feedback), opt_line, opt_keys))
 
-        n_correct = sum(1 for o in options if o[1])
+        n_correct = sum(1 for o in options if o[1] is True)
+        undecided = any(o[1] is None for o in options)
         name = f"quiz '{quiz_id}'" if isinstance(quiz_id, str) else "quiz"
-        if options and n_correct == 0 and len(options) == len(raw_options):
+        if options and n_correct == 0 and not undecided and len(options) == len(raw_options):
             problem(f"{name} has no correct option (mark at least one with `correct: true`)", options_line)
             ok = False
         if quiz_type == "single" and n_correct > 1:
@@ -214,7 +221,7 @@ def quiz_plugin(md: MarkdownIt, *, render: QuizRender) -> None:
             id=quiz_id,
             question=parse_inline(question, env, token, node_line("question", keys)),
             type=quiz_type,
-            options=[QuizOption(parse_inline(text, env, token, node_line("text", opt_keys)), correct,
+            options=[QuizOption(parse_inline(text, env, token, node_line("text", opt_keys)), bool(correct),
                                 parse_inline(feedback, env, token, node_line("feedback", opt_keys)) if feedback else None)
                      for text, correct, feedback, _, opt_keys in options],
             explanation=parse_inline(explanation, env, token, node_line("explanation", keys)) if explanation else None,

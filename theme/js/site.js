@@ -5,9 +5,9 @@ import { initWidgets } from "./widgets/index.js";
 import { initProgress } from "./site/progress.js";
 import { initQuizzes } from "./site/quiz.js";
 import { initSearch } from "./site/search.js";
-import { initPrint, initReadingProgress } from "./site/reading.js";
+import { initPrint, initReadingProgress, keepWidgetFallbacksForPrint } from "./site/reading.js";
 
-const features = [initToc, initWidgets, initProgress, initQuizzes, initSearch, initReadingProgress, initPrint];
+const features = [initToc, keepWidgetFallbacksForPrint, initWidgets, initProgress, initQuizzes, initSearch, initReadingProgress, initPrint];
 
 function start() {
   for (const init of features) {

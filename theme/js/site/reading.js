@@ -38,3 +38,15 @@ export function initPrint(doc) {
     opened = [];
   });
 }
+
+// Widgets replace their build-time fallback (tables with the numbers) with the live view. Paper cannot be
+// clicked, so a copy of each fallback is kept, shown only by print.css. It must run before initWidgets.
+export function keepWidgetFallbacksForPrint(doc) {
+  for (const body of doc.querySelectorAll(".widget > .widget-body")) {
+    const copy = body.cloneNode(true);
+    copy.className = "widget-print-fallback";
+    copy.setAttribute("aria-hidden", "true");
+    for (const el of copy.querySelectorAll("[id]")) el.removeAttribute("id");
+    body.after(copy);
+  }
+}

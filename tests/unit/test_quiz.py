@@ -1,0 +1,93 @@
+"""Quizzes, build side: the fixture file (markup and every bad-input message with its line), formulas and
+links inside quiz YAML reaching the site's math and link stages, and the course data progress relies on."""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+from markdown_it.utils import read_fixture_file
+
+from builder.errors import Problems
+from builder.markdown import create_markdown
+from builder.site import BuildOptions, directive_plugins
+from tests.conftest import ROOT, BuildFailed, build
+from tests.plugin_harness import render_snippet
+
+FIXTURE = ROOT / "tests" / "fixtures" / "quiz.md"
+
+
+def matches(problem: str, pattern: str) -> bool:
+    return problem.startswith(pattern[:-1]) if pattern.endswith("*") else problem == pattern
+
+
+@pytest.mark.parametrize("source,expected", [
+    pytest.param(source, expected, id=f"quiz.md:{line + 1}:{title}")
+    for line, title, source, expected in read_fixture_file(FIXTURE)
+])
+def test_quiz_fixture(source: str, expected: str) -> None:
+    html, problems = render_snippet(source)
+    lines = [ln for ln in expected.splitlines() if ln.strip()]
+    if lines[0].startswith("ERROR "):
+        patterns = [ln[len("ERROR "):] for ln in lines]
+        for pattern in patterns:
+            assert any(matches(p, pattern) for p in problems), f"{pattern!r} not in {problems}"
+        assert len(problems) == len(patterns), problems
+        return
+    assert problems == []
+    if lines[0].startswith("CONTAINS "):
+        for want in lines:
+            assert want[len("CONTAINS "):] in html
+        return
+    assert html == expected
+
+
+def test_quiz_page_declares_ids_and_feature() -> None:
+    md = create_markdown(content_dir=ROOT / "content", extra_plugins=directive_plugins(BuildOptions(python_runtime=False)))
+    env = {"rel": "content/x.md", "problems": Problems(), "features": set(), "line_offset": 0}
+    md.parse("```{quiz}\nid: a-1\nquestion: 问\noptions:\n  - text: x\n    correct: true\n```\n", env)
+    assert env["quiz_ids"] == ["a-1"]
+    assert "quiz-a-1" in env["extra_ids"]  # so `[测验](#quiz-a-1)` passes the link checker
+    assert "quiz" in env["features"]
+
+
+def test_links_inside_quiz_text_are_checked(make_content, tmp_path: Path) -> None:
+    make_content("p.md", "---\ntitle: 页\n---\n\n```{quiz}\nid: l\nquestion: 见 [别处](nowhere.html)\n"
+                         "options:\n  - text: a\n    correct: true\n    feedback: 见 [上文](#quiz-l)\n```\n")
+    with pytest.raises(BuildFailed) as info:
+        build(make_content.dir, tmp_path / "out")
+    messages = [str(p) for p in info.value.problems.items]
+    # front matter is 3 lines, a blank line, the fence on line 5, `question:` on line 7
+    assert len(messages) == 1, messages  # the feedback's link to the quiz's own anchor is valid
+    assert messages[0].endswith("p.md:7: broken link 'nowhere.html': no page 'nowhere.html' [link]")
+    assert not (tmp_path / "out").exists()
+
+
+def test_course_data_lists_pages_in_course_order_with_their_quizzes(make_content, tmp_path: Path) -> None:
+    quiz = "```{{quiz}}\nid: {id}\nquestion: 问\noptions:\n  - text: a\n    correct: true\n```\n"
+    make_content("b-explainer.md", "---\ntitle: 图解\nkind: explainer\n---\n" + quiz.format(id="e1"))
+    make_content("m2.md", "---\ntitle: 模块二\nkind: module\nmodule: 2\n---\n" + quiz.format(id="k1") + "\n" + quiz.format(id="k2"))
+    make_content("m1.md", "---\ntitle: 模块一\nkind: module\nmodule: 1\n---\n正文\n")
+    out = tmp_path / "out"
+    build(make_content.dir, out)
+    html = (out / "index.html").read_text(encoding="utf-8")
+    data = json.loads(re.search(r'<script type="application/json" id="course-data">(.*?)</script>', html, re.S).group(1))
+    assert [(p["slug"], p["quizzes"]) for p in data["pages"]] == [("m1", []), ("m2", ["k1", "k2"]), ("b-explainer", ["e1"])]
+    assert all(p["url"] == p["slug"] + ".html" for p in data["pages"])  # planned pages are not in the course data
+    page = (out / "m2.html").read_text(encoding="utf-8")
+    assert 'aria-pressed="false">标记为已学完</button>' in page
+
+
+def test_every_quiz_in_the_course_is_valid_and_renders() -> None:
+    """The authored quizzes fit the schema: each renders with its correct options marked."""
+    for path in sorted((ROOT / "content").glob("*.md")):
+        text = path.read_text(encoding="utf-8")
+        for m in re.finditer(r"```\{quiz\}\n(.*?)```", text, re.S):
+            data = yaml.safe_load(m.group(1))
+            html, problems = render_snippet(m.group(0) + "\n")
+            assert problems == [], (path.name, problems)
+            correct = [i for i, o in enumerate(data["options"]) if o.get("correct")]
+            assert html.count(" data-correct>") == len(correct)
+            assert f'id="quiz-{data["id"]}"' in html and "math-error" not in html

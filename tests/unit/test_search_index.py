@@ -1,0 +1,82 @@
+"""Search index (builder/search_index.py) and the reading-time estimate."""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from builder.pages import reading_minutes
+from builder.search_index import GLOBAL_NAME, build_index, cjk_grams, index_script, latin_words, page_sections
+from tests.conftest import build
+
+BODY = """<p>开头的介绍。</p>
+<h2 id="scale">4.2 除以 √dₖ：缩放<a class="heading-anchor" href="#scale" aria-label="本节链接">#</a></h2>
+<p>点积要<strong>缩放</strong>，<span class="katex"><span class="katex-mathml"><math><semantics><mrow><mi>Q</mi></mrow>
+<annotation encoding="application/x-tex">\\sqrt{d_k}</annotation></semantics></math></span><span class="katex-html" aria-hidden="true">QVISUAL</span></span></p>
+<div class="widget"><p class="widget-title">交互演示</p><div class="widget-body"><table><tr><td>0.123</td></tr></table></div>
+<script type="application/json" class="widget-data">{"secret": "不要索引"}</script></div>
+<figure class="figure"><svg><title>图题</title><text>SVGTEXT</text></svg><figcaption>图注 Softmax</figcaption></figure>
+<h3 id="code">代码</h3>
+<pre><code>np.sqrt(d_k)</code></pre><button type="button">运行</button>
+"""
+
+
+def test_sections_are_cut_at_headings_and_keep_only_readable_text() -> None:
+    sections = page_sections(BODY)
+    assert [(h, i) for h, i, _ in sections] == [("", ""), ("4.2 除以 √dₖ：缩放", "scale"), ("代码", "code")]
+    scale_text = sections[1][2]
+    assert "点积要缩放" in scale_text and "Q" in scale_text  # inline markup joins, MathML text stays
+    assert "图注 Softmax" in scale_text and "交互演示" in scale_text
+    for excluded in ("QVISUAL", "sqrt{d_k}", "不要索引", "0.123", "SVGTEXT", "图题", "#"):
+        assert excluded not in scale_text, excluded
+    assert sections[2][2] == "np.sqrt(d_k)"  # code is searchable, the button label is not
+
+
+def test_cjk_text_is_indexed_by_characters_and_bigrams_latin_by_lowercase_words() -> None:
+    assert cjk_grams("缩放点积 softmax 温度") == {"缩", "放", "点", "积", "缩放", "放点", "点积", "温", "度", "温度"}
+    assert latin_words("Scaled Dot-Product softmax(QK^T) 2017") == {"scaled", "dot", "product", "softmax", "qk", "t", "2017"}
+
+
+def test_postings_point_at_the_sections_that_contain_a_gram() -> None:
+    index = build_index([("a.html", "甲页", BODY), ("b.html", "温度专题", "<p>温度越低越集中。</p>")])
+    sections = index["sections"]
+    assert [s[0] for s in sections] == [0, 0, 0, 1]
+    assert index["pages"] == [["a.html", "甲页"], ["b.html", "温度专题"]]
+    for gram, postings in index["grams"].items():
+        for n in postings:
+            page_title = index["pages"][sections[n][0]][1]
+            assert gram in f"{page_title} {sections[n][1]} {sections[n][3]}"
+    assert index["grams"]["缩放"] == [1]  # heading and text of section 1 only
+    assert index["grams"]["温度"] == [3]
+    assert index["words"]["softmax"] == [1]
+    assert "甲页" in index["grams"] and index["grams"]["甲页"] == [0]  # the page title goes with its first section
+
+
+def test_index_script_sets_one_global_holding_json() -> None:
+    index = build_index([("a.html", "页", "<p>内容 </script> 结束</p>")])
+    script = index_script(index).decode("utf-8")
+    m = re.fullmatch(rf"window\.{GLOBAL_NAME}=(.*);\n", script, re.S)
+    assert m and json.loads(m.group(1)) == index
+
+
+def test_built_site_embeds_the_index_and_links_it_with_a_content_hash(make_content, tmp_path: Path) -> None:
+    make_content("p.md", "---\ntitle: 温度\n---\n## 缩放的原因 {#why}\n\n除以根号 dk 防止 softmax 饱和。\n")
+    out = tmp_path / "out"
+    build(make_content.dir, out)
+    script = (out / "assets" / "search-index.js").read_text(encoding="utf-8")
+    index = json.loads(script[script.index("=") + 1 : script.rindex(";")])
+    assert [p[0] for p in index["pages"]] == ["p.html"]  # the index page itself is not searched
+    assert ["缩放的原因", "why"] == index["sections"][-1][1:3]
+    for page in ("index.html", "p.html"):
+        html = (out / page).read_text(encoding="utf-8")
+        assert re.search(r'data-search-index="assets/search-index\.js\?v=[0-9a-f]{10}"', html), page
+        assert "<script src=\"assets/search-index.js" not in html  # loaded lazily, on first search
+
+
+def test_reading_minutes_counts_chinese_characters_and_latin_words() -> None:
+    assert reading_minutes("") == 1  # never "约 0 分钟"
+    assert reading_minutes("注" * 350) == 1
+    assert reading_minutes("注" * 3500) == 10
+    assert reading_minutes("word " * 2000) == 10
+    assert reading_minutes("注" * 1750 + " word" * 1000) == 10  # 5 min of Chinese + 5 min of English
+    assert reading_minutes("，。！？" * 1000) == 1  # punctuation is not reading

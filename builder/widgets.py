@@ -123,9 +123,12 @@ def _list(a: Any) -> Any:
 
 
 def round_significant(value: Any, digits: int = SIGNIFICANT_DIGITS) -> Any:
-    """Round every float in nested lists/dicts to `digits` significant digits (page size, not precision)."""
+    """Round every float in nested lists/dicts to `digits` significant digits, but never coarser than
+    `digits` decimals, so every embedded number is within 1e-6 of the computed one (page size, not precision)."""
     if isinstance(value, float):
-        return float(f"{value:.{digits}g}") if math.isfinite(value) else None
+        if not math.isfinite(value):
+            return None
+        return float(f"{value:.{digits}g}") if abs(value) < 1 else round(value, digits)
     if isinstance(value, dict):
         return {k: round_significant(v, digits) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
@@ -187,9 +190,9 @@ def weights_table(tokens: list[str], weights: list[list[float]], caption: str, m
         total = f'<td class="heat-sum">{percent(row_sums[i])}%</td>' if row_sums is not None else ""
         rows.append(f'<tr><th scope="row">{escapeHtml(tok)}</th>{cells}{total}</tr>')
     long = " heat-long" if any(len(t) > 2 for t in tokens) else ""
-    return (f'<table class="heat-table{long}"><caption>{escapeHtml(caption)}</caption>'
+    return (f'<div class="heat-scroll"><table class="heat-table{long}"><caption>{escapeHtml(caption)}</caption>'
             f'<thead><tr><th scope="col"><span class="visually-hidden">Query ＼ Key</span></th>{head}{sum_head}</tr></thead>'
-            f'<tbody>{"".join(rows)}</tbody></table>')
+            f'<tbody>{"".join(rows)}</tbody></table></div>')
 
 
 def matrix_table(row_labels: list[str], col_labels: list[str], values: list[list[float]], caption: str,
@@ -199,9 +202,9 @@ def matrix_table(row_labels: list[str], col_labels: list[str], values: list[list
         f'<tr><th scope="row">{escapeHtml(r)}</th>'
         + "".join(f'<td{_cls(col_class, j)}>{fmt(v)}</td>' for j, v in enumerate(row)) + "</tr>"
         for r, row in zip(row_labels, values))
-    return (f'<table class="num-table"><caption>{escapeHtml(caption)}</caption>'
+    return (f'<div class="heat-scroll"><table class="num-table"><caption>{escapeHtml(caption)}</caption>'
             f'<thead><tr><th scope="col"><span class="visually-hidden">词</span></th>{head}</tr></thead>'
-            f'<tbody>{rows}</tbody></table>')
+            f'<tbody>{rows}</tbody></table></div>')
 
 
 def _cls(col_class: Callable[[int], str] | None, j: int) -> str:
@@ -317,10 +320,10 @@ def step_fallback(d: dict) -> str:
         for j, t in enumerate(toks))
     return (f'<p class="widget-caption">Query：“{escapeHtml(toks[i])}”，q = {_vec(d["Q"][i])}，'
             f'd<sub>k</sub> = {d["d_k"]}，√d<sub>k</sub> ≈ {fmt(d["sqrt_dk"], 3)}</p>'
-            f'<table class="num-table"><caption>“{escapeHtml(toks[i])}”的四步计算（示意）</caption>'
+            f'<div class="heat-scroll"><table class="num-table"><caption>“{escapeHtml(toks[i])}”的四步计算（示意）</caption>'
             '<thead><tr><th scope="col">Key 词</th><th scope="col">k</th><th scope="col">① q·k</th>'
             '<th scope="col">② ÷√d<sub>k</sub></th><th scope="col">③ softmax</th><th scope="col">v</th></tr></thead>'
-            f'<tbody>{rows}</tbody></table>'
+            f'<tbody>{rows}</tbody></table></div>'
             f'<p class="widget-caption">④ 加权求和得到新向量：{_vec(d["output"][i])}</p>' + note_html(d["note"]))
 
 
@@ -378,8 +381,8 @@ def temperature_fallback(d: dict) -> str:
             + "，".join(f"{escapeHtml(tok)} {fmt(s, 1)}" for tok, s in zip(d["tokens"], d["scores"])) + "</p>"
             + bars_list(d["tokens"], d["weights"][k], f"T = {fmt(t, 1)} 时的注意力权重")
             + '<details class="widget-more"><summary>不同温度下的权重表</summary>'
-            f'<table class="num-table"><caption>不同温度 T 下的 softmax 权重（%）与熵（比特）</caption>'
-            f'<thead><tr><th scope="col">T</th>{head}<th scope="col">熵</th></tr></thead><tbody>{rows}</tbody></table>'
+            f'<div class="heat-scroll"><table class="num-table"><caption>不同温度 T 下的 softmax 权重（%）与熵（比特）</caption>'
+            f'<thead><tr><th scope="col">T</th>{head}<th scope="col">熵</th></tr></thead><tbody>{rows}</tbody></table></div>'
             "</details>" + note_html(d["note"]))
 
 
@@ -454,7 +457,7 @@ WIDGETS: dict[str, Widget] = {w.name: w for w in (
         "example": Option("example", "xiaoming", "example id"),
         "query": Option("token", None, "initially selected token (default: the example's query, e.g. 他)"),
     }, query_focus_compute, query_focus_fallback, query_focus_check),
-    Widget("step-calculator", "分步计算器：Q·Kᵀ → ÷√dₖ → softmax → ×V", {
+    Widget("step-calculator", "分步计算器：一步一步算注意力", {
         "example": Option("example", "four-words", "example id"),
         "query": Option("integer", 0, "index of the initial query word", minimum=0),
     }, step_compute, step_fallback, step_check),
@@ -512,8 +515,9 @@ def parse_block(token: Token, env: dict) -> WidgetBlock | None:
         lines = _option_lines(body) if body.strip() else {}
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
+        last_line = max(0, len(body.rstrip("\n").split("\n")) - 1)  # EOF errors point at the last option line
         error(f"widget options are not valid YAML: {getattr(exc, 'problem', None) or exc}",
-              mark.line if mark is not None else 0)
+              min(mark.line, last_line) if mark is not None else 0)
         return None
     if raw is None:
         raw = {}

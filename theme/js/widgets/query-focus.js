@@ -36,7 +36,7 @@ export function mount(root, data) {
       b.item.classList.toggle("is-query", j === q);
     });
     list.setAttribute("aria-label", `“${tokens[q]}”的注意力权重`);
-    caption.textContent = `Query：“${tokens[q]}”分给每个词的注意力权重（颜色越深、柱子越长，关注越多）`;
+    caption.textContent = `Query：“${tokens[q]}”分给每个词的注意力权重（底色越显眼、柱子越长，关注越多）`;
     const top = row.indexOf(Math.max(...row));
     if (announce) live.textContent = `Query：${tokens[q]}，最关注“${tokens[top]}”（${pctText(row[top])}）`;
   }

@@ -1,0 +1,230 @@
+"""Widgets: option checking (fixture file tests/fixtures/widget.md), build-time data checked against
+attention_core, the embedded JSON, and bad input through a real build."""
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+from markdown_it.utils import read_fixture_file
+
+from attention_core import (
+    causal_mask,
+    get_example,
+    multi_head_attention,
+    multi_head_trace,
+    scaled_dot_product_attention,
+    softmax,
+)
+from builder.errors import Code
+from builder.markdown import create_markdown
+from builder.widgets import WIDGETS, embed_json, round_significant
+from tests.conftest import BuildFailed, build
+from tests.plugin_harness import render_snippet
+
+FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "widget.md"
+DATA_RE = re.compile(r'<script type="application/json" class="widget-data">(.*?)</script>', re.S)
+
+
+def fixture_cases():
+    for line, title, source, expected in read_fixture_file(FIXTURE):
+        yield pytest.param(source, expected, id=f"widget.md:{line + 1}:{title}")
+
+
+def matches(problem: str, pattern: str) -> bool:
+    return problem.startswith(pattern[:-1]) if pattern.endswith("*") else problem == pattern
+
+
+@pytest.mark.parametrize("source,expected", list(fixture_cases()))
+def test_fixture(source: str, expected: str) -> None:
+    out, problems = render_snippet(source)
+    lines = [ln for ln in expected.splitlines() if ln.strip()]
+    if lines[0].startswith("ERROR "):
+        patterns = [ln[len("ERROR "):] for ln in lines]
+        for pattern in patterns:
+            assert any(matches(p, pattern) for p in problems), f"{pattern!r} not in {problems}"
+        assert len(problems) == len(patterns), problems  # nothing reported twice or extra
+        assert "widget-data" not in out  # a bad block renders nothing
+        return
+    assert problems == []
+    for want in lines:
+        assert want[len("CONTAINS "):] in out
+
+
+# --------------------------------------------------------------------------- data vs attention_core
+
+
+def embedded(source: str) -> list[dict]:
+    out, problems = render_snippet(source)
+    assert problems == []
+    return [json.loads(m) for m in DATA_RE.findall(out)]
+
+
+def widget_data(name: str, body: str = "") -> tuple[dict, dict]:
+    """(unrounded data from compute, data parsed back out of the rendered page)."""
+    [page] = embedded(f"```{{widget}} {name}\n{body}```\n")
+    import yaml
+
+    options = {**WIDGETS[name].defaults(), **(yaml.safe_load(body) or {})}
+    return WIDGETS[name].compute(options), page
+
+
+def close(a, b, tol: float) -> bool:
+    return np.allclose(np.asarray(a, dtype=float), np.asarray(b, dtype=float), rtol=tol, atol=tol)
+
+
+def projections(ex):
+    return ex.X @ ex.W_Q, ex.X @ ex.W_K, ex.X @ ex.W_V
+
+
+def test_heatmap_data_is_attention_core_with_and_without_mask() -> None:
+    raw, page = widget_data("heatmap", "examples: [cat-fast, animal-tired, animal-wide]\nmask: none\n")
+    assert page["mask"] == "none"
+    assert [e["id"] for e in page["examples"]] == ["cat-fast", "animal-tired", "animal-wide"]
+    for data, tol in ((raw, 1e-9), (page, 1e-6)):
+        for shown in data["examples"]:
+            ex = get_example(shown["id"])
+            q, k, v = projections(ex)
+            _, causal = scaled_dot_product_attention(q, k, v, mask=causal_mask(ex.length))
+            _, full = scaled_dot_product_attention(q, k, v)
+            assert shown["tokens"] == list(ex.tokens)
+            assert close(shown["weights"]["causal"], causal, tol)
+            assert close(shown["weights"]["none"], full, tol)
+            assert close(shown["row_sums"]["causal"], np.ones(ex.length), tol)
+            assert "示意" in shown["note"]
+
+
+def test_query_focus_data_and_default_query_is_the_pronoun() -> None:
+    raw, page = widget_data("query-focus")
+    ex = get_example("xiaoming")
+    _, weights = scaled_dot_product_attention(*projections(ex), mask=causal_mask(ex.length) if ex.causal else None)
+    assert page["tokens"][page["query"]] == "他"
+    assert close(raw["weights"], weights, 1e-9) and close(page["weights"], weights, 1e-6)
+    _, other = widget_data("query-focus", "query: 小红\n")
+    assert other["tokens"][other["query"]] == "小红"
+
+
+def test_step_calculator_data_follows_every_step() -> None:
+    raw, page = widget_data("step-calculator", "query: 2\n")
+    ex = get_example("four-words")
+    q, k, v = projections(ex)
+    output, weights = scaled_dot_product_attention(q, k, v)
+    scores = q @ k.T
+    for data, tol in ((raw, 1e-9), (page, 1e-6)):
+        assert data["query"] == 2 and data["d_k"] == 3
+        assert close(data["Q"], q, tol) and close(data["K"], k, tol) and close(data["V"], v, tol)
+        assert close(data["scores"], scores, tol)
+        assert close(data["scaled"], scores / math.sqrt(3), tol)
+        assert close(data["weights"], weights, tol) and close(data["output"], output, tol)
+        # the displayed intermediate numbers are consistent with the displayed results
+        assert close(np.asarray(data["exp"]) / np.asarray(data["exp_sum"])[:, None], weights, tol)
+        assert close(np.asarray(data["contributions"]).sum(axis=1), output, tol)
+
+
+def test_temperature_data_covers_the_whole_grid() -> None:
+    raw, page = widget_data("temperature", "min: 0.2\nmax: 4\nstep: 0.1\nvalue: 1\n")
+    ex = get_example("temperature-scores")
+    grid = np.linspace(0.2, 4.0, 39)
+    assert len(page["temperatures"]) == 39 and close(page["temperatures"], grid, 1e-12)
+    assert page["temperatures"][page["value_index"]] == 1.0
+    expected = np.array([softmax(ex.scores, temperature=t) for t in grid])
+    entropy = -(expected * np.log2(expected)).sum(axis=1)
+    for data, tol in ((raw, 1e-9), (page, 1e-6)):
+        assert close(data["weights"], expected, tol)
+        assert close(data["max_weight"], expected.max(axis=1), tol)
+        assert close(data["entropy_bits"], entropy, tol)
+        assert close(data["max_entropy_bits"], np.log2(ex.length), tol)
+    # low temperature concentrates, high temperature spreads out
+    assert page["entropy_bits"][0] < page["entropy_bits"][-1]
+
+
+def test_multi_head_data_is_the_multi_head_trace() -> None:
+    raw, page = widget_data("multi-head")
+    ex = get_example("multi-head")
+    mask = causal_mask(ex.length) if ex.causal else None
+    output, weights = multi_head_attention(ex.X, ex.W_Q, ex.W_K, ex.W_V, ex.W_O, ex.num_heads, mask=mask)
+    trace = multi_head_trace(ex.X, ex.W_Q, ex.W_K, ex.W_V, ex.W_O, ex.num_heads, mask=mask)
+    for data, tol in ((raw, 1e-9), (page, 1e-6)):
+        assert data["num_heads"] == 3 and data["head_labels"] == list(ex.head_labels)
+        assert close(data["weights"], weights, tol)
+        assert close(data["concat"], trace.concat, tol)
+        assert close(data["output"], output, tol)
+
+
+# --------------------------------------------------------------------------- embedding
+
+
+def test_embedded_json_is_rounded_and_cannot_close_the_script() -> None:
+    text = embed_json({"t": "</script><!-- 他", "x": 0.123456789, "big": 12345.6789012})
+    assert "</" not in text and "<!--" not in text and "他" in text  # ensure_ascii=False keeps Chinese
+    back = json.loads(text)
+    assert back == {"t": "</script><!-- 他", "x": 0.123457, "big": 12345.678901}
+    assert round_significant([1e-12, -2.5e-7, float("inf")]) == [1e-12, -2.5e-7, None]
+
+
+def test_fallback_shows_the_numbers_as_escaped_text_without_javascript() -> None:
+    out, problems = render_snippet("```{widget} query-focus\n```\n")
+    assert problems == []
+    body = out.split('<script type="application/json"')[0]
+    ex = get_example("xiaoming")
+    _, weights = scaled_dot_product_attention(*projections(ex))
+    pronoun = ex.tokens.index("他")
+    cells = re.findall(r"<span class=\"bar-value\">(\d+)%</span>", body)
+    assert [int(c) for c in cells] == [math.floor(w * 100 + 0.5) for w in weights[pronoun]]
+    assert "<table" in body and "<caption>" in body
+
+
+def test_page_env_gets_the_feature_and_the_widget_ids() -> None:
+    from builder.errors import Problems
+    from builder.widgets import markdown_plugin
+
+    md = create_markdown(content_dir=Path("."), extra_plugins=[markdown_plugin])
+    env = {"rel": "content/x.md", "problems": Problems(), "features": set()}
+    md.parse("```{widget} temperature\n```\n\n```{widget} multi-head\n```\n", env)
+    assert "widgets" in env["features"] and {"widget-1", "widget-2"} <= env["extra_ids"]
+    md.parse("plain text\n", env2 := {"rel": "content/y.md", "problems": Problems(), "features": set()})
+    assert "widgets" not in env2["features"]
+
+
+# --------------------------------------------------------------------------- a real build
+
+
+BAD_PAGE = """---
+title: 坏组件
+---
+正文。
+
+```{widget} heatmap
+mask: causal
+colour: red
+```
+
+```{widget} temperature
+value: 9
+```
+
+```{widget} spinner
+```
+"""
+
+
+def test_bad_widgets_fail_the_build_with_lines_and_leave_the_site_untouched(make_content, tmp_path: Path) -> None:
+    make_content("bad.md", BAD_PAGE)
+    out = tmp_path / "site"
+    out.mkdir()
+    (out / "previous.html").write_text("old site", encoding="utf-8")
+    with pytest.raises(BuildFailed) as info:
+        build(make_content.dir, out, cache_dir=tmp_path / "cache")
+    page = str(make_content.dir / "bad.md")  # outside the project the path is absolute
+    problems = {str(p) for p in info.value.problems.items if p.code == Code.WIDGET}
+    assert problems == {f"{page}:{rest}" for rest in (
+        "8: unknown option 'colour' for widget 'heatmap' (allowed: examples, mask) [widget]",
+        "12: option 'value' (9) must be between min (0.2) and max (4) [widget]",
+        "15: unknown widget 'spinner' (known: heatmap, multi-head, query-focus, step-calculator, temperature) [widget]",
+    )}, problems
+    assert sorted(p.name for p in out.iterdir()) == ["previous.html"]
+    assert (out / "previous.html").read_text(encoding="utf-8") == "old site"
+

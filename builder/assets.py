@@ -122,4 +122,5 @@ def output_writers(options: "BuildOptions", pages: list["Page"]) -> list[Callabl
         prepare_python_runtime(out / "assets" / "python", cache_dir=(options.cache_dir or options.root / ".cache"),
                                pyodide_dir=options.pyodide_dir, project_root=options.root, bundle=False)
 
+    write_runtime.reuse_dir = "assets/python"  # type: ignore[attr-defined]  # hard-link the previous runtime
     return [write_runtime]

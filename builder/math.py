@@ -103,6 +103,7 @@ class V8Engine:
 
 
 _engine: MathEngine | None = None
+_memo: dict[str, str] = {}  # formula key → HTML, for this process
 
 
 def default_engine() -> MathEngine:
@@ -160,11 +161,12 @@ def render_all(formulas: Iterable[Formula], cache: MathCache, engine: MathEngine
                memo: dict[str, str] | None = None) -> tuple[dict[Formula, str], dict[Formula, str], int]:
     """Typeset all formulas. Returns (html by formula, error message by formula, number freshly rendered).
 
-    `memo` (key → html) is an in-memory layer in front of the sqlite cache (a long-lived process keeps one).
+    `memo` (key → html) is an in-memory layer in front of the sqlite cache; by default this process's own, so
+    a worker or the authoring server typesets a formula at most once.
     """
     ordered = sorted(set(formulas))
     keys = {f: MathCache.key(*f) for f in ordered}
-    memo = memo if memo is not None else {}
+    memo = memo if memo is not None else _memo
     cached = cache.get_many([k for k in keys.values() if k not in memo])
     html: dict[Formula, str] = {}
     errors: dict[Formula, str] = {}

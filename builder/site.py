@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from . import assets, checks, math as mathstage, pages as pagestage, search_index
+from . import assets, checks, incremental, math as mathstage, output, pages as pagestage, search_index
 from .content import SiteSource, SourcePage, load_site
 from .errors import BuildFailed, Code, Problems
 from .markdown import create_markdown
@@ -32,6 +32,7 @@ class BuildOptions:
     cache_dir: Path | None = ROOT / ".cache"
     pyodide_dir: Path | None = None
     python_runtime: bool = True  # copy Pyodide into the site (tests of the pipeline may turn it off)
+    jobs: int | None = None  # worker processes for rendering pages (None: all cores; 1: in-process)
 
 
 @dataclass
@@ -134,27 +135,10 @@ def write_output(files: dict[str, bytes], out_dir: Path, writers: list[Callable[
     """Write every file into a fresh temporary folder next to `out_dir`, then swap it into place.
 
     `writers` are called with the temporary folder to add large files (the Python runtime) without
-    holding them in memory; if one raises, the previous site stays in place.
+    holding them in memory; if one raises, the previous site stays in place. Unchanged files are hard
+    links to the previous site's (builder/output.py).
     """
-    out_dir = out_dir.resolve()
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out_dir.parent / f".{out_dir.name}.new-{os.getpid()}"
-    old = out_dir.parent / f".{out_dir.name}.old-{os.getpid()}"
-    shutil.rmtree(tmp, ignore_errors=True)
-    for rel, data in sorted(files.items()):
-        path = tmp / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(data)
-    try:
-        for writer in writers or []:
-            writer(tmp)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    if out_dir.exists():
-        out_dir.rename(old)
-    tmp.rename(out_dir)
-    shutil.rmtree(old, ignore_errors=True)
+    output.write_site(files, out_dir, writers)
 
 
 def build_site(options: BuildOptions | None = None) -> BuildResult:
@@ -163,28 +147,29 @@ def build_site(options: BuildOptions | None = None) -> BuildResult:
     started = time.perf_counter()
     problems = Problems()
 
-    site = load_site(options.content_dir, options.root, problems)
+    site = incremental.load_site_cached(options, problems)  # = load_site(), cached by the content files' hash
     if problems:
         raise BuildFailed(problems)
 
     md = create_markdown(content_dir=options.content_dir, extra_plugins=directive_plugins(options))
     md.options["build_options"] = options
-    pages = parse_pages(site, md, problems)
+    # parse + typeset math + render each page: from the page cache, or in parallel (builder/incremental.py)
+    pages, n_formulas, n_fresh = incremental.render_bodies(site, md, options, problems)
     checks.check_links(pages, {p.slug for p in site.planned}, problems)
-    n_formulas, n_fresh = typeset_math(pages, options.cache_dir, problems)
-
-    for page in pages:
-        page.html = md.renderer.render(page.tokens, md.options, page.env)
 
     files: dict[str, bytes] = {}
     if not problems:
         try:
-            files.update(assets.build_assets(options))
+            files.update(incremental.assets_cached(options, assets.build_assets))
         except assets.AssetError as exc:
             problems.add(Code.ASSET, exc.path, None, str(exc))
     if not problems:
-        files.update(search_index.search_index_files(pages))  # before templates: they link it with its hash
-        files.update(pagestage.render_pages(site, pages, options, problems, assets.asset_urls(files)))
+        # (each stage re-runs only when its inputs changed: builder/incremental.py)
+        files.update(incremental.by_pages_cached(  # before templates: they link it with its hash
+            options, "search", pages, lambda: search_index.search_index_files(pages)))
+        urls = assets.asset_urls(files)
+        files.update(incremental.templates_cached(
+            options, pages, urls, lambda: pagestage.render_pages(site, pages, options, problems, urls), problems))
     if problems:
         raise BuildFailed(problems)
 

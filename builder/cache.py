@@ -1,0 +1,117 @@
+"""Persistent, content-addressed build caches (pages, whole-stage outputs) and input fingerprints.
+
+Everything is keyed by a sha256 of *all* the inputs of the thing cached, so there is nothing to invalidate:
+a changed input is simply a different key. Entries live in `<cache_dir>/build.sqlite` (safe across
+processes) and, for a long-lived process such as the authoring server, also in memory.
+Values are pickles written and read only by this build (never data from elsewhere).
+"""
+from __future__ import annotations
+
+import hashlib
+import pickle
+import sqlite3
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+SCHEMA = 1
+_memory: dict[str, Any] = {}  # key → value, for this process (the server reuses it between rebuilds)
+_MEMORY_LIMIT = 20_000
+
+
+def digest(*parts: str | bytes) -> str:
+    h = hashlib.sha256()
+    for part in parts:
+        data = part.encode("utf-8") if isinstance(part, str) else part
+        h.update(len(data).to_bytes(8, "little"))
+        h.update(data)
+    return h.hexdigest()
+
+
+def tree_digest(paths: Iterable[Path], *, skip: Callable[[Path], bool] = lambda p: False) -> str:
+    """Hash of every file (relative name + bytes) under the given files/folders, in a stable order."""
+    h = hashlib.sha256()
+    for base in paths:
+        if base.is_file():
+            files = [base]
+        elif base.is_dir():
+            files = sorted(p for p in base.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+        else:
+            h.update(f"missing:{base}\0".encode())
+            continue
+        for path in files:
+            if skip(path):
+                continue
+            h.update(f"{path.relative_to(base.parent) if base.is_dir() else path.name}\0".encode())
+            h.update(hashlib.sha256(path.read_bytes()).digest())
+    return h.hexdigest()
+
+
+class BuildCache:
+    """key → picklable value, in sqlite (when `path` is given) plus this process's memory."""
+
+    def __init__(self, path: Path | None):
+        self.db: sqlite3.Connection | None = None
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self.db = sqlite3.connect(path, timeout=30)
+            self.db.execute("CREATE TABLE IF NOT EXISTS entry (key TEXT PRIMARY KEY, value BLOB NOT NULL)")
+
+    def get_many(self, keys: list[str]) -> dict[str, Any]:
+        found = {k: _memory[k] for k in keys if k in _memory}
+        missing = [k for k in keys if k not in found]
+        if self.db is not None and missing:
+            for i in range(0, len(missing), 500):
+                chunk = missing[i : i + 500]
+                rows = self.db.execute(f"SELECT key, value FROM entry WHERE key IN ({','.join('?' * len(chunk))})",
+                                       chunk).fetchall()
+                for key, blob in rows:
+                    try:
+                        found[key] = _remember(key, pickle.loads(blob))
+                    except Exception:  # an entry from an incompatible build: treat as a miss
+                        continue
+        return found
+
+    def get(self, key: str) -> Any | None:
+        return self.get_many([key]).get(key)
+
+    def put_many(self, items: dict[str, Any]) -> None:
+        for key, value in items.items():
+            _remember(key, value)
+        if self.db is not None and items:
+            with self.db:
+                self.db.executemany("INSERT OR REPLACE INTO entry VALUES (?, ?)",
+                                    [(k, pickle.dumps(v, protocol=pickle.HIGHEST_PROTOCOL)) for k, v in items.items()])
+
+    def put(self, key: str, value: Any) -> None:
+        self.put_many({key: value})
+
+    def close(self) -> None:
+        if self.db is not None:
+            self.db.close()
+            self.db = None
+
+    def __enter__(self) -> "BuildCache":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _remember(key: str, value: Any) -> Any:
+    if len(_memory) >= _MEMORY_LIMIT:
+        _memory.clear()
+    _memory[key] = value
+    return value
+
+
+def open_cache(cache_dir: Path | None) -> BuildCache:
+    return BuildCache(cache_dir / "build.sqlite" if cache_dir is not None else None)
+
+
+def cached_stage(cache: BuildCache, key: str, compute: Callable[[], Any]) -> Any:
+    """The value of `compute()` for inputs hashed into `key`, computed once."""
+    value = cache.get(key)
+    if value is None:
+        value = compute()
+        cache.put(key, value)
+    return value

@@ -1,0 +1,258 @@
+"""The self-hosted Python runtime in a real Chromium, over http (under a sub-path) and from file://.
+
+A tiny harness page (no site pipeline needed) loads assets/python/python-runtime.js; one page per
+transport is shared by the tests below (each Pyodide boot costs seconds).  Every request the page makes
+is recorded: nothing may leave the test server / the file:// folder.
+Timings are written to test-artifacts/python-runtime-timings.json.
+"""
+from __future__ import annotations
+
+import functools
+import http.server
+import json
+import os
+import shutil
+import socketserver
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from builder.pyodide_assets import prepare_python_runtime  # noqa: E402
+
+pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("python-runtime")]
+
+SUBPATH = "course/sub"  # the harness lives below a sub-path, like GitHub Pages' /<repo>/
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--no-first-run"]
+HARNESS = """<!doctype html>
+<html lang="zh-CN"><head><meta charset="utf-8"><title>Python runtime harness</title>
+<link rel="icon" href="data:,"></head>
+<body><p id="status">idle</p>
+<script src="assets/python/python-runtime.js"></script>
+<script>
+  window.progressLog = [];
+  CoursePython.getRuntime().addEventListener("statechange", (e) => {
+    document.getElementById("status").textContent = e.detail.state;
+  });
+</script>
+</body></html>
+"""
+TIMINGS: dict[str, dict] = {}
+
+
+def _chromium() -> str | None:
+    env = os.environ.get("CHROMIUM_PATH")
+    if env == "playwright":
+        return None
+    if env and os.path.exists(env):
+        return env
+    for cand in ("/usr/bin/chromium", shutil.which("chromium"), shutil.which("chromium-browser")):
+        if cand and os.path.exists(cand):
+            return cand
+    return None
+
+
+class _Handler(http.server.SimpleHTTPRequestHandler):
+    extensions_map = {**http.server.SimpleHTTPRequestHandler.extensions_map, ".wasm": "application/wasm",
+                      ".js": "text/javascript"}
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture(scope="module")
+def harness_root(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("pyharness")
+    page_dir = root / SUBPATH
+    info = prepare_python_runtime(page_dir / "assets" / "python", cache_dir=ROOT / ".cache", project_root=ROOT)
+    TIMINGS["bytes"] = {"http": info.http_bytes, "file": info.file_bytes,
+                        "python-runtime.js": (page_dir / "assets" / "python" / "python-runtime.js").stat().st_size}
+    (page_dir / "index.html").write_text(HARNESS, "utf-8")
+    return root
+
+
+@pytest.fixture(scope="module")
+def http_server(harness_root):
+    server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), functools.partial(_Handler, directory=str(harness_root)))
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        exe = _chromium()
+        b = p.chromium.launch(executable_path=exe, args=CHROMIUM_ARGS) if exe else p.chromium.launch(args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+class Session:
+    def __init__(self, transport, base, context, page):
+        self.transport, self.base, self.context, self.page = transport, base, context, page
+        self.requests: list[str] = []
+        self.errors: list[str] = []
+
+    def allowed(self, url: str) -> bool:
+        return url.startswith(self.base) or url.startswith(("blob:", "data:", "about:"))
+
+    def external(self) -> list[str]:
+        return [u for u in self.requests if not self.allowed(u)]
+
+    def js(self, script: str, arg=None):
+        return self.page.evaluate(script, arg)
+
+
+@pytest.fixture(scope="module", params=["http", "file"])
+def session(request, browser, harness_root, http_server):
+    transport = request.param
+    base = (http_server if transport == "http" else harness_root.as_uri() + "/") + SUBPATH + "/"
+    context = browser.new_context(service_workers="block")
+    page = context.new_page()
+    s = Session(transport, base, context, page)
+    context.on("request", lambda r: s.requests.append(r.url))
+    page.on("pageerror", lambda e: s.errors.append(str(e)))
+    page.on("console", lambda m: s.errors.append(m.text) if m.type == "error" else None)
+    page.set_default_timeout(60_000)
+    page.goto(base + "index.html")
+    yield s
+    external = s.external()
+    context.close()
+    assert not external, f"requests left the harness: {external}"
+    assert not s.errors, f"page errors: {s.errors}"
+
+
+FIRST_RESULT = """async () => {
+  const rt = CoursePython.getRuntime();
+  const t0 = performance.now();
+  const labels = [];
+  await rt.load({ onProgress: (p) => labels.push(p.label) });
+  const tLoaded = performance.now() - t0;
+  const r = await rt.run("import numpy as np\\nnp.arange(6).reshape(2,3)");
+  return { r, tLoaded, tFirst: performance.now() - t0, labels, state: rt.state };
+}"""
+
+
+def test_load_and_numpy_repr(session):
+    res = session.js(FIRST_RESULT)
+    assert res["r"] == {"ok": True, "repr": "array([[0, 1, 2],\n       [3, 4, 5]])", "error": None, "truncated": False}
+    assert res["state"] == "ready"
+    assert any(label.startswith("正在加载 Python 运行环境… ") and label.endswith(" MB") for label in res["labels"])
+    assert res["labels"][-1] == "Python 已就绪"
+    TIMINGS.setdefault(session.transport, {})["cold_first_numpy_ms"] = round(res["tFirst"])
+    # load() is idempotent and the state is exposed
+    assert session.js("CoursePython.getRuntime().load().then(() => CoursePython.getRuntime().state)") == "ready"
+
+
+def test_stdout_streams_and_traceback_names_cell_line(session):
+    res = session.js("""async () => {
+      const rt = CoursePython.getRuntime(); const out = [], err = [];
+      const a = await rt.run("import sys\\nprint('你好')\\nprint('oops', file=sys.stderr)\\nfor i in range(3): print(i)",
+                             { onStdout: (t) => out.push(t), onStderr: (t) => err.push(t), cell: "s1" });
+      const b = await rt.run("def f(x):\\n    return 1 / x\\n\\nf(0)", { cell: 7 });
+      const c = await rt.run("x = 40"); const d = await rt.run("x + 2");
+      return { a, out: out.join(""), err: err.join(""), b, d };
+    }""")
+    assert res["a"]["ok"] and res["a"]["repr"] is None
+    assert res["out"] == "你好\n0\n1\n2\n" and res["err"] == "oops\n"
+    b = res["b"]
+    assert b["ok"] is False and b["error"]["type"] == "ZeroDivisionError"
+    tb = b["error"]["traceback"]
+    assert 'File "<cell-7>", line 4, in <module>' in tb and 'File "<cell-7>", line 2, in f' in tb
+    assert "_pyodide" not in tb and "course_runtime" not in tb
+    assert res["d"]["repr"] == "42"  # one shared namespace per page
+
+
+def test_attention_core_importable(session):
+    res = session.js("""() => CoursePython.getRuntime().run(
+        "import attention_core, numpy\\nattention_core.__name__, numpy.__version__")""")
+    assert res["ok"], res["error"]
+    assert res["repr"] == "('attention_core', '2.0.2')"
+
+
+def test_huge_output_is_truncated_and_page_stays_responsive(session):
+    session.js("""() => { const rt = CoursePython.getRuntime(); window.big = { lines: 0, msgs: 0 };
+      window.bigDone = rt.run("for i in range(10**6): print(i)",
+        { onStdout: (t) => { big.msgs++; big.lines += t.split("\\n").length - 1; } })
+        .then((r) => { big.result = r; }); }""")
+    # the main thread answers at once while the worker prints
+    worst = 0.0
+    for _ in range(5):
+        t = time.perf_counter()
+        assert session.js("1+1") == 2
+        worst = max(worst, time.perf_counter() - t)
+        time.sleep(0.1)
+    assert worst < 0.5, f"main thread blocked for {worst:.2f}s"
+    session.page.wait_for_function("window.big.result !== undefined", timeout=120_000)
+    big = session.js("window.big")
+    assert big["result"]["truncated"] is True and big["result"]["ok"] is True
+    assert big["lines"] == 2000 and big["msgs"] < 100
+    t = time.perf_counter()
+    assert session.js("CoursePython.getRuntime().run('1+1')")["repr"] == "2"
+    assert time.perf_counter() - t < 2.0
+
+
+def test_stop_interrupts_infinite_loop_and_recovers(session):
+    res = session.js("""async () => {
+      const rt = CoursePython.getRuntime();
+      await rt.run("keep = 1");
+      const looping = rt.run("while True: pass");
+      let stopped = null; looping.catch((e) => { stopped = { type: e.type, message: e.message }; });
+      await new Promise((r) => setTimeout(r, 2000));
+      const stateWhileLooping = rt.state;
+      const t0 = performance.now();
+      await rt.stop();
+      const tStop = performance.now() - t0;
+      const out = [];
+      const r = await rt.run("print(1+1)", { onStdout: (t) => out.push(t) });
+      const tRecovered = performance.now() - t0;
+      const lost = await rt.run("keep");
+      return { stateWhileLooping, tStop, tRecovered, stopped, r, out: out.join(""), lost, state: rt.state };
+    }""")
+    assert res["stateWhileLooping"] == "running"
+    assert res["stopped"] and res["stopped"]["type"] == "Stopped"
+    assert res["tStop"] < 1000
+    assert res["r"]["ok"] and res["out"] == "2\n"
+    assert res["tRecovered"] < 5000, f"recovered after {res['tRecovered']:.0f} ms"
+    assert res["lost"]["error"]["type"] == "NameError"  # fresh worker, fresh namespace
+    assert res["state"] == "ready"
+    TIMINGS.setdefault(session.transport, {})["stop_to_print_ms"] = round(res["tRecovered"])
+
+
+def test_reset_clears_namespace(session):
+    res = session.js("""async () => { const rt = CoursePython.getRuntime();
+      await rt.run("z = 3"); await rt.reset(); return await rt.run("z"); }""")
+    assert res["error"]["type"] == "NameError"
+
+
+def test_warm_reload(session):
+    """Second visit: browser cache (http) / OS cache (file://)."""
+    session.page.reload()
+    res = session.js(FIRST_RESULT)
+    assert res["r"]["ok"]
+    TIMINGS.setdefault(session.transport, {})["warm_first_numpy_ms"] = round(res["tFirst"])
+
+
+def test_zz_only_local_requests(session):
+    assert session.requests, "no requests recorded"
+    assert not session.external(), session.external()
+    if session.transport == "http":
+        assert any(u.endswith("pyodide.asm.wasm") for u in session.requests)
+    else:
+        assert any(u.endswith("pyodide.asm.wasm.js") for u in session.requests)
+        assert not any(u.endswith(".wasm") for u in session.requests)
+    out = ROOT / "test-artifacts"
+    out.mkdir(exist_ok=True)
+    (out / "python-runtime-timings.json").write_text(json.dumps(TIMINGS, indent=2), "utf-8")

@@ -19,6 +19,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--pyodide-dir", type=Path, default=None,
                    help="use a local official Pyodide 0.27.7 distribution instead of node_modules/pyodide")
     p.add_argument("--no-python", action="store_true", help="skip copying the Python runtime (code cells will not run)")
+    p.add_argument("--jobs", type=int, default=None, help="worker processes for rendering pages (default: all cores)")
+    p.add_argument("--zip", action="store_true", help="after building, write the offline package dist/attention-course.zip")
+    p.add_argument("--dist", type=Path, default=ROOT / "dist", help="folder for --zip (default: dist/)")
+    p.add_argument("--serve", action="store_true", help="build, serve on 127.0.0.1, rebuild and reload pages on every change")
+    p.add_argument("--port", type=int, default=8000, help="port for --serve (default: 8000)")
     return p.parse_args(argv)
 
 
@@ -31,12 +36,18 @@ def options_from(args: argparse.Namespace) -> BuildOptions:
         cache_dir=None if args.no_cache else args.cache_dir.resolve(),
         pyodide_dir=args.pyodide_dir.resolve() if args.pyodide_dir else None,
         python_runtime=not args.no_python,
+        jobs=args.jobs,
     )
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     options = options_from(args)
+    if args.serve:
+        from .serve import DevServer
+
+        DevServer(options, args.port).serve_forever()
+        return 0
     try:
         result = build_site(options)
     except BuildFailed as failed:
@@ -46,4 +57,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"build failed: {n} problem{'s' if n != 1 else ''}; {options.out_dir} left unchanged", file=sys.stderr)
         return 1
     print(result.summary())
+    if args.zip:
+        from .zipsite import ZIP_NAME, zip_site
+
+        path = zip_site(options.out_dir, args.dist.resolve() / f"{ZIP_NAME}.zip")
+        print(f"offline package: {path} ({path.stat().st_size / 1e6:.1f} MB) — unzip and open {ZIP_NAME}/index.html")
     return 0

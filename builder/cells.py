@@ -267,7 +267,7 @@ def execute_cell(code: str, filename: str, namespace: dict) -> dict:
         if isinstance(exc, SyntaxError) and exc.filename == filename:
             line = exc.lineno or 1
         else:
-            line = own[0] if own else 1  # the statement of *this* cell that was executing
+            line = own[-1] if own else 1  # the innermost statement of *this* cell that was executing
         message = exc.msg if isinstance(exc, SyntaxError) else str(exc)
         result["error"] = {"type": type(exc).__name__, "message": message, "traceback": text, "line": line}
     finally:
@@ -408,7 +408,7 @@ def execute_page(cells: list[Cell], env: dict, cache_dir: Path | None, root: Pat
     except CellRunError as exc:
         index, message = exc.args
         cell = cells[index]
-        report(env, Code.CELL, cell.token, f"code cell '{cell.id}' {message}", offset=cell.code_offset)
+        report(env, Code.CELL, cell.token, f"code cell '{cell.id}' {message}")  # where it hung is unknown
         return
     for cell, key, result in zip(cells, keys, results):
         cell.output = CellOutput(chunks=[(s, t) for s, t in result["chunks"]], repr=result["repr"],

@@ -8,12 +8,10 @@ import { courseCompletionSource, loadCompletionData } from "./completions.js";
 const seconds = (ms) => `${(ms / 1000).toFixed(2)} s`;
 const ERROR_LINE_RE = /File "<cell-([^>]*)>", line (\d+)/g;
 
-/** The line (1-based) of this cell's code that was executing when it raised, from the traceback. */
+/** The line (1-based) of this cell's code that raised: its innermost frame in the traceback. */
 export function errorLine(traceback, cellId) {
   let line = null;
-  for (const m of String(traceback || "").matchAll(ERROR_LINE_RE)) {
-    if (m[1] === cellId && line === null) line = Number(m[2]); // outermost frame of this cell
-  }
+  for (const m of String(traceback || "").matchAll(ERROR_LINE_RE)) if (m[1] === cellId) line = Number(m[2]);
   return line;
 }
 

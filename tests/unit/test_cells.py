@@ -1,0 +1,209 @@
+"""Code cells, build side: option checks, build-time execution and its outputs, errors as path:line,
+the output cache, and the NumPy autocomplete data.
+
+The fixture file tests/fixtures/code_cell.md uses the same format as the other plugin fixtures:
+title / `.` / Markdown / `.` / expected / `.`, where expected lines are `CONTAINS <html>` or
+`ERROR <path:line: message>` (a trailing `*` matches any rest; a leading `*` any start).
+"""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+from markdown_it.utils import read_fixture_file
+
+from builder import cells
+from builder.completions import GLOBAL_NAME, completions_script
+from builder.content import SiteSource, SourcePage
+from builder.errors import Problems
+from builder.markdown import create_markdown
+from builder.site import BuildOptions, directive_plugins, new_env
+from tests.conftest import ROOT, build
+from tests.plugin_harness import render_snippet
+
+FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "code_cell.md"
+
+
+def matches(problem: str, pattern: str) -> bool:
+    regex = ".*".join(re.escape(part) for part in pattern.split("*"))
+    return re.fullmatch(regex, problem, flags=re.S) is not None
+
+
+@pytest.mark.parametrize("source,expected", [
+    pytest.param(src, exp, id=f"code_cell.md:{line + 1}:{title}") for line, title, src, exp in read_fixture_file(FIXTURE)
+])
+def test_fixture(source: str, expected: str) -> None:
+    html, problems = render_snippet(source)
+    lines = [ln for ln in expected.splitlines() if ln.strip()]
+    if lines[0].startswith("ERROR "):
+        for want in lines:
+            pattern = want[len("ERROR "):]
+            assert any(matches(p, pattern) for p in problems), f"{pattern!r} not in {problems}"
+        return
+    assert problems == []
+    for want in lines:
+        assert want.startswith("CONTAINS ")
+        assert want[len("CONTAINS "):] in html, html
+
+
+# ----------------------------------------------------------------------------------- the executor itself
+
+
+def test_last_expression_is_evaluated_like_ipython() -> None:
+    ns: dict = {}
+    first = cells.execute_cell("a = [1, 2]\nprint('x')\nlen(a)\n", "<cell-t>", ns)
+    assert first["chunks"] == [["stdout", "x\n"]]
+    assert first["repr"] == "2" and first["error"] is None
+    assert cells.execute_cell("a.append(3)\n", "<cell-u>", ns)["repr"] is None  # statement → no result
+    assert cells.execute_cell("None\n", "<cell-v>", ns)["repr"] is None
+    assert cells.execute_cell("a\n", "<cell-w>", ns)["repr"] == "[1, 2, 3]"
+
+
+def test_numpy_arrays_are_repr_d_as_numpy_prints_them_under_the_prelude() -> None:
+    ns: dict = {}
+    exec(cells.PRELUDE, {})
+    out = cells.execute_cell("import numpy as np\nnp.linspace(0, 1, 3)\n", "<cell-n>", ns)
+    assert out["repr"] == repr(np.linspace(0, 1, 3))
+    assert np.get_printoptions()["precision"] == 8 and np.get_printoptions()["threshold"] == 1000
+
+
+def test_error_reports_the_innermost_line_of_the_raising_cell() -> None:
+    ns: dict = {}
+    cells.execute_cell("def f():\n    return 1 / 0\n", "<cell-def>", ns)
+    out = cells.execute_cell("x = 1\ny = f()\n", "<cell-call>", ns)
+    err = out["error"]
+    assert err["type"] == "ZeroDivisionError"
+    assert err["line"] == 2  # the call in *this* cell; the division lives in <cell-def>
+    assert 'File "<cell-def>", line 2, in f' in err["traceback"]
+    assert "builder" not in err["traceback"]  # frames of the executor are trimmed
+
+
+def test_output_is_capped_and_marked_truncated() -> None:
+    out = cells.execute_cell("for i in range(5000):\n    print(i)\n", "<cell-big>", {})
+    text = "".join(t for _, t in out["chunks"])
+    assert out["truncated"] is True
+    assert text.count("\n") == cells.MAX_OUTPUT_LINES
+    assert text.startswith("0\n1\n2\n") and f"\n{cells.MAX_OUTPUT_LINES - 1}\n" in text
+
+
+# ------------------------------------------------------------------------------- whole pages with cells
+
+PAGE = """## 节
+
+```{{code-cell}} python
+:id: first
+import numpy as np
+v = np.arange(4)
+print("{marker}")
+```
+
+```{{code-cell}} python
+:id: second
+v * 2
+```
+"""
+
+
+def render_page(text: str, cache_dir: Path | None) -> tuple[str, list[str], dict]:
+    """Parse + render one page body with the real parser and a chosen cell cache → (html, problems, env)."""
+    options = BuildOptions(cache_dir=cache_dir, python_runtime=False)
+    md = create_markdown(content_dir=ROOT / "content", extra_plugins=directive_plugins(options))
+    md.options["build_options"] = options
+    problems = Problems()
+    source = SourcePage(path=ROOT / "content" / "t.md", rel="content/t.md", meta={"slug": "t", "title": "t"},
+                        body=text, body_line=3)
+    site = SiteSource(root=ROOT, content_dir=ROOT / "content", series="s", title="t", planned=[])
+    env = new_env(source, site, problems)
+    html = md.renderer.render(md.parse(text, env), md.options, env)
+    return html, [str(p) for p in problems.sorted()], env
+
+
+def test_outputs_are_cached_by_content_and_earlier_cells(tmp_path, monkeypatch) -> None:
+    calls = []
+    real = cells.run_cells_in_child
+    monkeypatch.setattr(cells, "run_cells_in_child", lambda *a, **k: calls.append(1) or real(*a, **k))
+    html, problems, env = render_page(PAGE.format(marker="第一次"), tmp_path)
+    assert problems == [] and len(calls) == 1
+    assert "第一次" in html and "array([0, 2, 4, 6])" in html
+    assert env["features"] == {"cells"} and {"cell-first", "cell-second"} <= env["extra_ids"]
+
+    again, _, _ = render_page(PAGE.format(marker="第一次"), tmp_path)
+    assert again == html and len(calls) == 1  # warm: nothing executed
+
+    # Changing the first cell invalidates both (the second depends on the namespace the first built).
+    changed, _, _ = render_page(PAGE.format(marker="第二次"), tmp_path)
+    assert len(calls) == 2 and "第二次" in changed and "array([0, 2, 4, 6])" in changed
+
+
+def test_cache_keys_chain_over_earlier_cells() -> None:
+    def cell(cid: str, code: str) -> cells.Cell:
+        return cells.Cell(token=None, id=cid, code=code, code_offset=1)  # type: ignore[arg-type]
+
+    a, b = cells.cache_keys([cell("a", "x = 1\n"), cell("b", "x\n")], ROOT)
+    a2, b2 = cells.cache_keys([cell("a", "x = 2\n"), cell("b", "x\n")], ROOT)
+    assert a != a2 and b != b2
+    assert cells.cache_keys([cell("a", "x = 1\n")], ROOT) == [a]
+
+
+def test_failures_are_not_cached(tmp_path) -> None:
+    body = "```{code-cell} python\n:id: bad\nraise RuntimeError('x')\n```\n"
+    for _ in range(2):
+        _, problems, _ = render_page(body, tmp_path)
+        assert problems and problems[0].startswith("content/t.md:6: code cell 'bad' raised RuntimeError: x")
+    assert not list((tmp_path / "cells").glob("*.json")) if (tmp_path / "cells").exists() else True
+
+
+def test_a_runaway_cell_is_stopped_with_a_clear_error(monkeypatch) -> None:
+    monkeypatch.setattr(cells, "CELL_TIMEOUT_S", 1.0)
+    _, problems, _ = render_page("```{code-cell} python\n:id: spin\nwhile True:\n    pass\n```\n", None)
+    assert problems == ["content/t.md:4: code cell 'spin' did not finish within 1 s (infinite loop?); "
+                        "the build stopped it [cell]"]
+
+
+def test_a_crashing_process_is_reported() -> None:
+    _, problems, _ = render_page("```{code-cell} python\n:id: die\nimport os\nos._exit(3)\n```\n", None)
+    assert problems == ["content/t.md:4: code cell 'die' crashed the Python process (exit code 3) [cell]"]
+
+
+def test_user_output_written_to_the_real_stdout_cannot_break_the_protocol() -> None:
+    html, problems, _ = render_page("```{code-cell} python\nimport os\nos.write(1, b'{not json\\n')\n'ok'\n```\n",
+                                    None)
+    assert problems == [] and "<span class=\"cell-result\">'ok'</span>" in html
+
+
+def test_site_build_links_the_editor_only_on_pages_with_cells(make_content, tmp_path) -> None:
+    make_content("cells.md", "---\ntitle: 单元\nslug: cells-page\n---\n" + PAGE.format(marker="嗨"))
+    out = tmp_path / "site"
+    build(make_content.dir, out)
+    html = (out / "cells-page.html").read_text("utf-8")
+    assert re.search(r'<script src="assets/cells\.js\?v=\w+" data-completions="assets/numpy-completions\.js\?v=\w+"',
+                     html)
+    assert (out / "assets" / "numpy-completions.js").is_file() and (out / "assets" / "cells.js").is_file()
+    assert "cells.js" not in (out / "index.html").read_text("utf-8")
+
+
+# ----------------------------------------------------------------------------------------- completions
+
+
+def test_completions_list_numpy_members_with_signatures_and_docs(tmp_path) -> None:
+    script = completions_script(ROOT, tmp_path).decode("utf-8")
+    prefix = f"window.{GLOBAL_NAME}="
+    assert script.startswith(prefix)
+    data = json.loads(script[len(prefix):].rstrip().rstrip(";"))
+    assert data["numpy"] == np.__version__
+    numpy_members = {m["name"]: m for m in data["modules"]["numpy"]}
+    assert numpy_members["linalg"]["kind"] == "namespace"
+    zeros = numpy_members["zeros"]
+    assert zeros["kind"] == "function" and zeros["sig"].startswith("(shape")
+    assert zeros["doc"].startswith("Return a new array")  # the summary, not the leading call signature
+    assert "norm" in {m["name"] for m in data["modules"]["numpy.linalg"]}
+    assert "default_rng" in {m["name"] for m in data["modules"]["numpy.random"]}
+    assert "normal" in {m["name"] for m in data["classes"]["numpy.random.Generator"]}
+    assert "softmax" in {m["name"] for m in data["modules"]["attention_core"]}
+    assert not any(m["name"].startswith("_") for m in data["modules"]["numpy"])
+    # cached: a second call returns the same bytes from <cache>/completions/
+    assert list((tmp_path / "completions").glob("*.js"))
+    assert completions_script(ROOT, tmp_path).decode("utf-8") == script

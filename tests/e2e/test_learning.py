@@ -323,3 +323,17 @@ def test_print_shows_fallbacks_and_answers_and_hides_chrome(page):
     assert explanation.is_visible()  # <details> print open, though closed on screen
     assert not page.locator(".quiz-submit").first.is_visible()
     page.locator(".widget").first.screenshot(path=artifact("print-widget-fallback.png"))
+
+
+def test_phone_layout_search_and_progress_fit_390px(mobile_page):
+    page = mobile_page
+    page.goto(page.base + "index.html")
+    assert page.locator(".progress-panel").is_visible()
+    page.locator(".search-open").tap()
+    page.get_by_role("dialog").wait_for()
+    page.keyboard.type("注意力")
+    page.wait_for_selector(".search-results [role='option']")
+    box = page.locator(".search-dialog").bounding_box()
+    assert box["x"] >= 0 and box["x"] + box["width"] <= 390
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    page.screenshot(path=artifact(f"search-mobile-{'file' if page.base.startswith('file') else 'http'}.png"))

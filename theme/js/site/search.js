@@ -82,14 +82,16 @@ export function search(index, query) {
     const title = index.pages[pageNo][1].toLowerCase();
     const h = heading.toLowerCase();
     const t = text.toLowerCase();
+    const firstOfPage = n === 0 || index.sections[n - 1][0] !== pageNo;
     let score = 0;
     let everyTerm = true;
     for (const term of terms) {
       const inHeading = h.includes(term);
       const inTitle = title.includes(term);
       const inText = countOf(t, term);
-      // Bigram postings only narrow the search: the section must really contain the term.
-      if (!inHeading && !inText && !(inTitle && index.sections[n][2] === "" )) {
+      // Bigram postings only narrow the search: the section must really contain the term (a page's title
+      // is indexed with its first section).
+      if (!inHeading && !inText && !(inTitle && firstOfPage)) {
         everyTerm = false;
         break;
       }

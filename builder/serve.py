@@ -58,7 +58,8 @@ CLIENT_JS = r"""
     const close = document.createElement("button");
     close.type = "button";
     close.textContent = "关闭";
-    close.style.cssText = "margin-top:.75rem;font:inherit;padding:.25rem .75rem;";
+    close.style.cssText = "margin-top:.75rem;font:inherit;padding:.25rem .75rem;cursor:pointer;" +
+      "background:var(--surface-2,#eee);color:var(--fg,#111);border:1px solid var(--border,#999);border-radius:6px;";
     close.addEventListener("click", removeOverlay);
     box.append(title, list, close);
     document.body.append(box);
@@ -70,6 +71,7 @@ CLIENT_JS = r"""
     const data = JSON.parse(e.data);
     if (version !== null && data.version !== version) location.reload();  // rebuilt while disconnected
     version = data.version;
+    document.documentElement.dataset.liveReload = "connected";
   });
   source.addEventListener("reload", () => location.reload());
   source.addEventListener("problems", (e) => showOverlay(JSON.parse(e.data)));

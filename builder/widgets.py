@@ -279,8 +279,9 @@ def query_focus_fallback(d: dict) -> str:
     return (f'<p class="qf-sentence">{sentence}</p>'
             f'<p class="widget-caption">Query：“{escapeHtml(tok)}”分给每个词的注意力权重</p>'
             + bars_list(d["tokens"], d["weights"][q], f"“{tok}”的注意力权重")
+            + '<details class="widget-more"><summary>每个词作为 Query 时的权重表</summary>'
             + weights_table(d["tokens"], d["weights"], "全部词的注意力权重（%，每行是一个 Query，示意）")
-            + note_html(d["note"]))
+            + "</details>" + note_html(d["note"]))
 
 
 def step_check(o: dict) -> list[tuple[str, str]]:

@@ -1,0 +1,265 @@
+"""The five widgets in Chromium over http and file://: mouse, touch and keyboard-only use, numbers checked
+against values this test computes itself with attention_core, 390 px layout, dark mode screenshots."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from attention_core import causal_mask, get_example, multi_head_attention, scaled_dot_product_attention, softmax
+from tests.e2e.conftest import artifact
+
+MODULE = "module-05-attention.html"
+EXPLAINER = "attention-explained.html"
+
+
+def pct(w: float) -> str:
+    return f"{math.floor(w * 100 + 0.5)}%"
+
+
+def fixed(x: float, decimals: int = 2) -> str:
+    text = f"{x:.{decimals}f}"
+    return text[1:] if float(text) == 0 and text.startswith("-") else text.replace("-", "−")
+
+
+def single_head(example_id: str, causal: bool | None = None):
+    ex = get_example(example_id)
+    use_mask = ex.causal if causal is None else causal
+    return ex, *scaled_dot_product_attention(ex.X @ ex.W_Q, ex.X @ ex.W_K, ex.X @ ex.W_V,
+                                             mask=causal_mask(ex.length) if use_mask else None)
+
+
+def open_widget(page, url: str, name: str):
+    page.goto(page.base + url)
+    root = page.locator(f'.widget[data-widget="{name}"][data-ready="true"]')
+    root.wait_for()
+    root.scroll_into_view_if_needed()
+    return root.locator(".widget-body")  # the live view (the page also keeps a hidden copy for print)
+
+
+def bar_values(root) -> list[str]:
+    return root.locator(".bars .bar-value").all_inner_texts()
+
+
+def test_heatmap_hover_mask_toggle_and_keyboard(page):
+    root = open_widget(page, MODULE, "heatmap")
+    readout = root.locator(".heat-readout")
+    toggle = root.get_by_role("button", name="因果掩码")
+    assert toggle.get_attribute("aria-pressed") == "true"  # the page asks for `mask: causal`
+    cat = get_example("cat-fast")
+    assert root.locator("td.is-masked").count() == cat.length * (cat.length - 1) // 2
+    assert root.locator("td.heat-sum").all_inner_texts() == ["100%"] * cat.length
+
+    # Switch sentence, hover (row it, col animal): the readout shows the causal weight.
+    root.get_by_role("button", name="it 指谁？（tired）").click()
+    ex, _, weights = single_head("animal-tired", causal=True)
+    i, j = ex.index("it"), ex.index("animal")
+    root.locator(f'td[data-row="{i}"][data-col="{j}"]').hover()
+    assert f"it → animal：{pct(weights[i, j])}" in readout.inner_text()
+    assert f"第 {i + 1} 行第 {j + 1} 列" in readout.inner_text()
+
+    # Mask off: the upper triangle shows the weights recomputed without the mask.
+    toggle.click()
+    assert toggle.get_attribute("aria-pressed") == "false"
+    assert root.locator("td.is-masked").count() == 0
+    _, _, full = single_head("animal-tired", causal=False)
+    k = ex.index("tired")
+    assert root.locator(f'td[data-row="{i}"][data-col="{k}"]').inner_text() == pct(full[i, k])[:-1]
+    root.locator(f'td[data-row="{i}"][data-col="{j}"]').hover()
+    assert f"it → animal：{pct(full[i, j])}" in readout.inner_text()
+
+    # Keyboard only: Space on the toggle, Tab into the grid, arrows to (it, animal).
+    toggle.focus()
+    page.keyboard.press("Space")
+    assert toggle.get_attribute("aria-pressed") == "true"
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.getAttribute('role')") == "gridcell"
+    page.keyboard.press("Home")
+    for _ in range(8):
+        page.keyboard.press("ArrowUp")  # clamps at the first row
+    for _ in range(i):
+        page.keyboard.press("ArrowDown")
+    for _ in range(j):
+        page.keyboard.press("ArrowRight")
+    assert page.evaluate("[document.activeElement.dataset.row, document.activeElement.dataset.col]") == [str(i), str(j)]
+    assert f"it → animal：{pct(weights[i, j])}" in readout.inner_text()
+    assert root.locator('td[tabindex="0"]').count() == 1  # roving tabindex
+    # Keyboard switch to the "wide" sentence: attention of `it` moves to street.
+    wide_button = root.get_by_role("button", name="it 指谁？（wide）")
+    wide_button.focus()
+    page.keyboard.press("Enter")
+    assert wide_button.get_attribute("aria-pressed") == "true"
+    ex_w, _, w_wide = single_head("animal-wide", causal=True)
+    s = ex_w.index("street")
+    cell = root.locator(f'td[data-row="{ex_w.index("it")}"][data-col="{s}"]')
+    assert cell.inner_text() == pct(w_wide[ex_w.index("it"), s])[:-1]
+    assert "示意" in root.locator(".widget-note").inner_text()
+    root.locator("xpath=..").screenshot(path=str(artifact("widget-heatmap-desktop.png")))
+
+
+def test_query_focus_click_and_keyboard(page):
+    root = open_widget(page, EXPLAINER, "query-focus")
+    ex, _, weights = single_head("xiaoming")
+    pressed = root.locator('button[aria-pressed="true"]')
+    assert pressed.inner_text() == "他"
+    assert bar_values(root) == [pct(w) for w in weights[ex.index("他")]]
+    top = int(np.argmax(weights[ex.index("他")]))
+    # the sentence is tinted by weight: the most-attended word has the strongest tint
+    tints = [float(b.get_attribute("style").split("--w:")[1].split(";")[0]) for b in root.locator(".qf-token").all()]
+    assert int(np.argmax(tints)) == top
+
+    root.locator(".qf-token", has_text="小红").click()
+    assert bar_values(root) == [pct(w) for w in weights[ex.index("小红")]]
+
+    # Keyboard: focus the first word, Tab to the second (打), Enter makes it the query.
+    root.locator(".qf-token").first.focus()
+    page.keyboard.press("Tab")
+    page.keyboard.press("Enter")
+    assert pressed.inner_text() == "打"
+    assert bar_values(root) == [pct(w) for w in weights[ex.index("打")]]
+    assert "打" in root.locator(".widget-live").inner_text()
+    root.locator("xpath=..").screenshot(path=str(artifact("widget-query-focus-desktop.png")))
+
+
+def test_step_calculator_walks_through_four_steps(page):
+    root = open_widget(page, EXPLAINER, "step-calculator")
+    ex = get_example("four-words")
+    q, k, v = ex.X @ ex.W_Q, ex.X @ ex.W_K, ex.X @ ex.W_V
+    output, weights = scaled_dot_product_attention(q, k, v)
+    scores = q @ k.T
+    i = ex.index("吃")
+    indicator = root.locator(".step-indicator")
+    panel = root.locator(".step-panel")
+    assert indicator.inner_text() == "第 1 步 / 共 4 步"
+    root.get_by_role("button", name="吃").click()
+    # ① q·k: the q vector, every k vector and every dot product
+    text = panel.inner_text()
+    assert "[" + ", ".join(fixed(x) for x in q[i]) + "]" in text
+    for j in range(ex.length):
+        assert "[" + ", ".join(fixed(x) for x in k[j]) + "]" in text
+        assert fixed(scores[i, j]) in text
+    prev, nxt = root.get_by_role("button", name="上一步"), root.get_by_role("button", name="下一步")
+    assert prev.is_disabled()
+    nxt.click()
+    assert indicator.inner_text() == "第 2 步 / 共 4 步"
+    assert all(fixed(s) in panel.inner_text() for s in scores[i] / math.sqrt(3))
+    # Keyboard only from here: Enter on 下一步.
+    nxt.focus()
+    page.keyboard.press("Enter")
+    assert indicator.inner_text() == "第 3 步 / 共 4 步"
+    assert all(pct(w) in panel.inner_text() for w in weights[i])
+    page.keyboard.press("Enter")
+    assert indicator.inner_text() == "第 4 步 / 共 4 步"
+    assert "[" + ", ".join(fixed(x, 3) for x in output[i]) + "]" in root.locator(".step-result").inner_text()
+    assert nxt.is_disabled() and page.evaluate("document.activeElement.textContent") == "上一步"
+    assert "第 4 步 / 共 4 步" in root.locator(".widget-live").inner_text()
+    page.keyboard.press("Enter")  # 上一步
+    assert indicator.inner_text() == "第 3 步 / 共 4 步"
+    root.locator("xpath=..").screenshot(path=str(artifact("widget-step-calculator-desktop.png")))
+
+
+def test_temperature_slider_updates_while_dragging_and_by_keyboard(page):
+    root = open_widget(page, EXPLAINER, "temperature")
+    ex = get_example("temperature-scores")
+    slider = root.get_by_role("slider", name="温度 T")
+    value = root.locator(".temp-value")
+    assert value.inner_text() == "T = 1.0"
+    assert bar_values(root) == [pct(w) for w in softmax(ex.scores, temperature=1.0)]
+
+    # Keyboard: two steps right = T 1.2; End = T 4.0 (spread out); Home = T 0.2 (concentrated).
+    slider.focus()
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("ArrowRight")
+    assert value.inner_text() == "T = 1.2"
+    assert bar_values(root) == [pct(w) for w in softmax(ex.scores, temperature=1.2)]
+    page.keyboard.press("End")
+    hot = softmax(ex.scores, temperature=4.0)
+    assert root.locator(".temp-max").inner_text() == pct(hot.max())
+    entropy = -(hot * np.log2(hot)).sum()
+    assert root.locator(".temp-entropy").inner_text() == f"{entropy:.2f} 比特"
+    assert root.locator(".temp-relative").inner_text() == pct(entropy / np.log2(ex.length))
+    assert "均匀" in root.locator(".temp-verdict").inner_text()
+    page.keyboard.press("Home")
+    cold = softmax(ex.scores, temperature=0.2)
+    assert value.inner_text() == "T = 0.2" and root.locator(".temp-max").inner_text() == pct(cold.max())
+    assert "集中" in root.locator(".temp-verdict").inner_text()
+
+    # Dragging: the bars follow the thumb before the mouse button is released.
+    box = slider.bounding_box()
+    y = box["y"] + box["height"] / 2
+    page.mouse.move(box["x"] + 4, y)
+    page.mouse.down()
+    page.mouse.move(box["x"] + box["width"] * 0.5, y, steps=5)
+    mid = value.inner_text()
+    t_mid = float(mid.split("=")[1])
+    assert 1.5 <= t_mid <= 2.7, mid
+    assert bar_values(root) == [pct(w) for w in softmax(ex.scores, temperature=t_mid)]
+    page.mouse.up()
+    root.locator("xpath=..").screenshot(path=str(artifact("widget-temperature-desktop.png")))
+
+
+def test_multi_head_row_highlight_in_every_head(page):
+    root = open_widget(page, MODULE, "multi-head")
+    ex = get_example("multi-head")
+    _, weights = multi_head_attention(ex.X, ex.W_Q, ex.W_K, ex.W_V, ex.W_O, ex.num_heads,
+                                      mask=causal_mask(ex.length) if ex.causal else None)
+    captions = root.locator(".mh-head figcaption").all_inner_texts()
+    assert [c.replace("\n", "") for c in captions] == [f"头 {h}{label}" for h, label in enumerate(ex.head_labels)]
+    tables = root.locator("table")
+    assert tables.count() == ex.num_heads + 2  # the heads, the concat and the output
+
+    def check_row(token: str) -> None:
+        i = ex.index(token)
+        rows = root.locator("tr.is-selected")
+        assert rows.count() == ex.num_heads + 2
+        assert all(t == token for t in rows.locator("th").all_inner_texts() if t)
+        summary = root.locator(".mh-summary").inner_text()
+        for h in range(ex.num_heads):
+            top = int(np.argmax(weights[h, i]))
+            assert f"“{token}”最关注“{ex.tokens[top]}”{pct(weights[h, i, top])}" in summary
+
+    check_row("他")
+    root.get_by_role("button", name="小明").click()
+    check_row("小明")
+    # keyboard only
+    root.get_by_role("button", name="小明").focus()
+    page.keyboard.press("Tab")
+    page.keyboard.press("Space")
+    check_row(ex.tokens[1])
+    root.locator("xpath=..").screenshot(path=str(artifact("widget-multi-head-desktop.png")))
+
+
+@pytest.mark.parametrize("url", [MODULE, EXPLAINER])
+def test_widgets_on_a_phone_fit_work_by_touch_and_do_not_shift_layout(mobile_page, url):
+    page = mobile_page
+    # Layout shifts caused by the widgets: any shift whose moved nodes are a widget or inside one.
+    page.add_init_script("""window.__cls = 0; new PerformanceObserver((list) => {
+        for (const e of list.getEntries()) {
+          const inWidget = (e.sources || []).some((s) => s.node && s.node.closest && s.node.closest(".widget"));
+          if (!e.hadRecentInput && inWidget) window.__cls += e.value;
+        } }).observe({ type: "layout-shift", buffered: true });""")
+    page.goto(page.base + url)
+    roots = page.locator(".widget[data-widget]")
+    page.wait_for_function("[...document.querySelectorAll('.widget[data-widget]')].every((w) => w.dataset.ready)")
+    assert roots.count() >= 2
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    if url == MODULE:
+        root = page.locator('.widget[data-widget="heatmap"] > .widget-body')
+        ex, _, weights = single_head("cat-fast", causal=True)
+        cell = root.locator('td[data-row="1"][data-col="0"]')
+        cell.scroll_into_view_if_needed()
+        cell.tap()
+        assert f"猫 → 小：{pct(weights[1, 0])}" in root.locator(".heat-readout").inner_text()
+    else:
+        root = page.locator('.widget[data-widget="query-focus"] > .widget-body')
+        root.locator(".qf-token", has_text="生气").tap()
+        ex, _, weights = single_head("xiaoming")
+        assert bar_values(root) == [pct(w) for w in weights[ex.index("生气")]]
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    for scheme in ("light", "dark"):
+        page.emulate_media(color_scheme=scheme)
+        for el in roots.all():
+            name = el.get_attribute("data-widget")
+            el.screenshot(path=str(artifact(f"widget-{name}-mobile-{scheme}.png")))
+    assert page.evaluate("window.__cls") == 0

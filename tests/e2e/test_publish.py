@@ -54,10 +54,12 @@ def test_offline_zip_works_from_disk(browser, unzipped):
         page.wait_for_url(re.compile(r"attention-explained\.html"))
         widget = page.locator('[data-widget][data-ready="true"]').first
         widget.wait_for()
-        control = widget.locator("button, input, select").first
-        control.scroll_into_view_if_needed()
-        control.focus()
-        page.keyboard.press("ArrowRight" if control.evaluate("e => e.type === 'range'") else "Enter")
+        buttons = widget.locator("button:visible")
+        assert buttons.count() > 1
+        before = widget.inner_text()
+        buttons.nth(buttons.count() - 1).scroll_into_view_if_needed()
+        buttons.nth(buttons.count() - 1).press("Enter")  # keyboard use of the widget
+        page.wait_for_function("([el, text]) => el.innerText !== text", arg=[widget.element_handle(), before])
         page.screenshot(path=str(artifact("publish-offline-explainer.png")))
     finally:
         _close_and_check(context, page)

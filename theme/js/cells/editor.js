@@ -2,9 +2,9 @@
 // matching, autocomplete, Ctrl/⌘+Enter to run and Shift+Enter to run and go to the next cell.
 // Tab indents (indentWithTab), so there is an escape hatch: Esc, then Tab moves focus on (built into
 // CodeMirror's tab-focus mode) — the editor never traps keyboard users.
-import { EditorView, keymap, lineNumbers, highlightActiveLine, highlightActiveLineGutter, drawSelection,
+import { EditorView, Decoration, keymap, lineNumbers, highlightActiveLine, highlightActiveLineGutter, drawSelection,
   highlightSpecialChars } from "@codemirror/view";
-import { EditorState, Prec } from "@codemirror/state";
+import { EditorState, Prec, StateEffect, StateField } from "@codemirror/state";
 import { defaultKeymap, history, historyKeymap, indentWithTab } from "@codemirror/commands";
 import { python, pythonLanguage } from "@codemirror/lang-python";
 import { bracketMatching, indentOnInput, indentUnit, syntaxHighlighting, HighlightStyle } from "@codemirror/language";
@@ -53,6 +53,28 @@ const courseTheme = EditorView.theme({
   ".cm-errorLine": { backgroundColor: "color-mix(in srgb, var(--danger) 14%, transparent)" },
 });
 
+// The line that raised in the last run, highlighted until the code changes or the next run.
+const setErrorLineEffect = StateEffect.define();
+const errorLineMark = Decoration.line({ class: "cm-errorLine" });
+const errorLineField = StateField.define({
+  create: () => Decoration.none,
+  update(deco, tr) {
+    for (const e of tr.effects) {
+      if (e.is(setErrorLineEffect)) {
+        return e.value ? Decoration.set([errorLineMark.range(tr.state.doc.line(e.value).from)]) : Decoration.none;
+      }
+    }
+    return tr.docChanged ? Decoration.none : deco;
+  },
+  provide: (f) => EditorView.decorations.from(f),
+});
+
+/** Highlight line `line` (1-based) as the one that raised; null clears it. */
+export function setErrorLine(view, line) {
+  const valid = line && line >= 1 && line <= view.state.doc.lines ? line : null;
+  view.dispatch({ effects: setErrorLineEffect.of(valid) });
+}
+
 /**
  * Create an editor in place of `pre` (same font, line height and padding → same height, no layout shift).
  * handlers: {run(), runAndNext(), change(code)}; completionSource: a CodeMirror CompletionSource.
@@ -79,6 +101,7 @@ export function createEditor({ pre, code, readOnly, label, handlers, completionS
     autocompletion({ activateOnTyping: true, icons: false, maxRenderedOptions: 200 }),
     syntaxHighlighting(courseHighlight),
     courseTheme,
+    errorLineField,
     keymap.of([...closeBracketsKeymap, ...defaultKeymap, ...historyKeymap, ...completionKeymap, indentWithTab]),
     EditorView.contentAttributes.of({ "aria-label": label }),
     EditorView.updateListener.of((update) => { if (update.docChanged) handlers.change(update.state.doc.toString()); }),

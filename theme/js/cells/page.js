@@ -1,6 +1,6 @@
 // Controller for the code cells of one page: one shared Python namespace (one runtime), run/stop/reset
 // per cell, "全部运行", loading progress, persistence of edits.
-import { createEditor, setCode } from "./editor.js";
+import { createEditor, setCode, setErrorLine } from "./editor.js";
 import { OutputView } from "./output.js";
 import { loadEdit, saveEdit, clearEdit } from "./storage.js";
 import { courseCompletionSource, loadCompletionData } from "./completions.js";
@@ -127,7 +127,7 @@ class Cell {
   }
 
   clearErrorLine() {
-    for (const el of this.view.dom.querySelectorAll(".cm-errorLine")) el.classList.remove("cm-errorLine");
+    setErrorLine(this.view, null);
   }
 
   run() {
@@ -169,11 +169,7 @@ class Cell {
     if (result.error) {
       const line = errorLine(result.error.traceback, this.id);
       this.output.setStatus(line ? `出错 · 第 ${line} 行` : "出错", "error");
-      if (line && line <= this.view.state.doc.lines) {
-        const dom = this.view.domAtPos(this.view.state.doc.line(line).from).node;
-        const el = dom.nodeType === 1 ? dom.closest(".cm-line") : dom.parentElement?.closest(".cm-line");
-        if (el) el.classList.add("cm-errorLine");
-      }
+      setErrorLine(this.view, line);
       if (result.error.type === "NameError" && page.cells.slice(0, this.index).some((c) => c.ranGeneration !== page.generation)) {
         this.showNotice("上方还有单元没有在当前命名空间里运行过，这里用到的名字可能定义在那里。",
           [["运行上方单元", () => page.runAbove(this)]], "name");

@@ -1,0 +1,306 @@
+"""Code cells in a real Chromium, over http and file://, on the real course page (module 05).
+
+Booting Pyodide costs seconds, so the tests that need Python share ONE page per transport (module scope,
+in file order); the editor-only tests (autocomplete, persistence, no layout shift) use fresh pages and
+never load Python. Every page fails its test on console errors, uncaught exceptions or a request that
+leaves the site. Timings go to test-artifacts/cells-timings.json.
+"""
+from __future__ import annotations
+
+import json
+import re
+import statistics
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+from tests.e2e.conftest import _close_and_check, _open_context, artifact
+
+pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("cells")]
+
+PAGE = "module-05-attention.html"
+CELL_IDS = re.findall(r"^:id: (\S+)$", (ROOT / "content" / "module-05-attention.md").read_text("utf-8"), re.M)
+SCRATCH = "#cell-multi-head"  # the cell the interaction tests type into (reset afterwards)
+TIMINGS: dict[str, dict] = {}
+
+
+@pytest.fixture(scope="module", params=["http", "file"])
+def py_page(request, browser, http_base, file_base):
+    """One page per transport whose Python runtime is shared by the tests below."""
+    base = http_base if request.param == "http" else file_base
+    context, page = _open_context(browser, base, viewport={"width": 1280, "height": 900})
+    page.add_init_script("window.__courseNoPrefetch = true;")  # measure a truly cold first run
+    page.dialogs = []  # type: ignore[attr-defined]
+    page.on("dialog", lambda d: (page.dialogs.append(d.message), d.dismiss()))
+    page.goto(base + PAGE)
+    page.wait_for_selector(".code-cell .cm-editor")
+    page.transport = request.param  # type: ignore[attr-defined]
+    yield page
+    _close_and_check(context, page)
+    artifact("cells-timings.json").write_text(json.dumps(TIMINGS, indent=2, ensure_ascii=False), "utf-8")
+
+
+def logs(page) -> list[str]:
+    return page.eval_on_selector_all(".code-cell .cell-log", "els => els.map(e => e.textContent)")
+
+
+def set_code(page, cell: str, code: str) -> None:
+    """Replace a cell's code like a reader would (focus, select all, type) — without auto-indent noise."""
+    page.click(f"{cell} .cm-content")
+    page.keyboard.press("ControlOrMeta+a")
+    page.keyboard.insert_text(code)
+
+
+def wait_status(page, cell: str, pattern: str, timeout: float = 60_000) -> str:
+    page.wait_for_function(
+        "([sel, pat]) => new RegExp(pat).test(document.querySelector(sel + ' .cell-status').textContent)",
+        arg=[cell, pattern], timeout=timeout)
+    return page.text_content(f"{cell} .cell-status")
+
+
+def python_bytes(page, built_site: Path) -> int:
+    """Bytes of the Python runtime the page loaded (http: body sizes; file://: sizes of the files read),
+    not counting the small loader python-runtime.js that every page with cells includes."""
+    entries = page.evaluate("performance.getEntriesByType('resource').map(e => [e.name, e.encodedBodySize])")
+    total = 0
+    for url, size in entries:
+        if "/assets/python/" not in url or "/python-runtime.js" in url:
+            continue
+        if url.startswith("file:"):
+            total += (built_site / "assets" / "python" / url.split("/assets/python/")[1].split("?")[0]).stat().st_size
+        else:
+            total += size
+    return total
+
+
+# ------------------------------------------------------------------------------------------ with Python
+
+
+def test_every_cell_runs_in_the_browser_and_prints_what_the_build_printed(py_page, built_site):
+    page = py_page
+    assert page.eval_on_selector_all(".code-cell", "els => els.map(e => e.dataset.cellId)") == CELL_IDS
+    build_logs = logs(page)
+    assert all(build_logs), "every seed cell shows its build-time output before anything runs"
+    assert page.eval_on_selector_all(".cell-output-label", "els => els.map(e => e.textContent)") == \
+        ["构建时输出"] * len(CELL_IDS)
+    assert python_bytes(page, built_site) == 0, "nothing of Python is loaded before the first run"
+
+    started = time.perf_counter()
+    page.click(".cells-run-all")
+    page.wait_for_function("document.querySelector('.cell-output').dataset.origin === 'browser' && "
+                           "document.querySelector('.cell-log').textContent.length > 0", timeout=120_000)
+    first_output = time.perf_counter() - started
+    page.wait_for_function("/全部运行完成|中断/.test(document.querySelector('.cells-bar-status').textContent)",
+                           timeout=120_000)
+    assert page.text_content(".cells-bar-status") == "全部运行完成。"
+    assert logs(page) == build_logs
+    assert page.eval_on_selector_all(".cell-output-label", "els => els.map(e => e.textContent)") == \
+        ["运行输出"] * len(CELL_IDS)
+    TIMINGS.setdefault(page.transport, {}).update(
+        cold_click_to_first_output_s=round(first_output, 2), python_bytes_first_run=python_bytes(page, built_site))
+
+
+def test_ctrl_enter_runs_and_reports_the_time(py_page):
+    page = py_page
+    set_code(page, SCRATCH, "print(6 * 7)")
+    times = []
+    for _ in range(5):
+        page.evaluate("sel => document.querySelector(sel + ' .cell-status').textContent = ''", SCRATCH)
+        started = time.perf_counter()
+        page.keyboard.press("ControlOrMeta+Enter")
+        page.wait_for_function("sel => document.querySelector(sel + ' .cell-log').textContent === '42\\n'",
+                               arg=SCRATCH, timeout=10_000)
+        times.append(time.perf_counter() - started)
+    assert re.fullmatch(r"完成 · \d+\.\d\d s", wait_status(page, SCRATCH, "完成"))
+    TIMINGS.setdefault(page.transport, {})["warm_ctrl_enter_to_output_median_s"] = round(statistics.median(times), 3)
+
+
+def test_shift_enter_runs_and_moves_to_the_next_cell(py_page):
+    page = py_page
+    page.click("#cell-attention-fn .cm-content")  # self-contained, so it runs fine in any namespace state
+    page.keyboard.press("Shift+Enter")
+    assert page.evaluate("!!document.activeElement.closest('#cell-qkv-projection')")
+    assert wait_status(page, "#cell-attention-fn", "完成|出错").startswith("完成")
+
+
+def test_an_exception_shows_a_traceback_naming_the_line(py_page):
+    page = py_page
+    set_code(page, SCRATCH, "x = 1\n\ndef f(v):\n    return v / 0\n\nf(x)")
+    page.click(f"{SCRATCH} .cell-run")
+    assert wait_status(page, SCRATCH, "出错") == "出错 · 第 4 行"
+    error = page.text_content(f"{SCRATCH} .cell-error")
+    assert 'File "<cell-multi-head>", line 6, in <module>' in error
+    assert 'File "<cell-multi-head>", line 4, in f' in error
+    assert error.rstrip().endswith("ZeroDivisionError: division by zero")
+    assert "pyodide" not in error and "_pyodide" not in error  # trimmed to the reader's code
+    assert page.locator(f"{SCRATCH} .cm-errorLine").inner_text() == "    return v / 0"
+
+
+def test_printed_markup_is_shown_as_text(py_page):
+    page = py_page
+    xss = "<img src=x onerror=alert(1)>"
+    set_code(page, SCRATCH, f"print({xss!r})\n{xss!r}")
+    page.click(f"{SCRATCH} .cell-run")
+    wait_status(page, SCRATCH, "完成")
+    assert page.text_content(f"{SCRATCH} .cell-stdout") == xss + "\n"
+    assert page.text_content(f"{SCRATCH} .cell-result") == repr(xss)
+    assert page.locator(f"{SCRATCH} .cell-log img").count() == 0
+    page.wait_for_timeout(200)
+    assert page.dialogs == []
+
+
+def test_a_million_lines_are_truncated_and_the_page_stays_responsive(py_page):
+    page = py_page
+    set_code(page, SCRATCH, "for i in range(10**6):\n    print(i)")
+    page.click(f"{SCRATCH} .cell-run")
+    wait_status(page, SCRATCH, "完成|出错", timeout=60_000)
+    assert page.text_content(f"{SCRATCH} .cell-truncated") == "输出过长，已截断"
+    text = page.text_content(f"{SCRATCH} .cell-stdout")
+    assert text.startswith("0\n1\n2\n") and text.count("\n") <= 2000
+    started = time.perf_counter()
+    assert page.evaluate("1 + 1") == 2
+    assert time.perf_counter() - started < 1.0
+
+
+def test_stop_interrupts_an_endless_loop_and_python_comes_back(py_page):
+    page = py_page
+    set_code(page, SCRATCH, "while True:\n    pass")
+    page.click(f"{SCRATCH} .cell-run")
+    wait_status(page, SCRATCH, "运行中")
+    # The runtime boots a standby worker once a run lasts a second, so that stop() can swap it in at once;
+    # a reader watching a loop gives it that time, a machine under test load may need longer.
+    page.wait_for_function("CoursePython.getRuntime()._spare?.isReady === true", timeout=60_000)
+    stop_clicked = time.perf_counter()
+    page.click(f"{SCRATCH} .cell-stop")
+    wait_status(page, SCRATCH, "已停止", timeout=1_000)
+    stopped = time.perf_counter() - stop_clicked
+    notice = page.locator(f"{SCRATCH} .cell-notice")
+    assert "命名空间已重置" in notice.inner_text()
+    assert notice.get_by_role("button", name="重新运行上方单元").is_visible()
+
+    set_code(page, SCRATCH, "print(1 + 1)")
+    started = time.perf_counter()
+    page.click(f"{SCRATCH} .cell-run")
+    page.wait_for_function("sel => document.querySelector(sel + ' .cell-log').textContent === '2\\n'",
+                           arg=SCRATCH, timeout=5_000)
+    TIMINGS.setdefault(page.transport, {}).update(stop_to_stopped_s=round(stopped, 3),
+                                                   rerun_after_stop_to_output_s=round(time.perf_counter() - started, 3))
+
+    # The namespace is gone (attention() came from the first cell); 重新运行上方单元 rebuilds it.
+    set_code(page, SCRATCH, "attention")
+    page.click(f"{SCRATCH} .cell-run")
+    assert wait_status(page, SCRATCH, "出错").startswith("出错")
+    assert "NameError" in page.text_content(f"{SCRATCH} .cell-error")
+    page.locator(f"{SCRATCH} .cell-notice").get_by_role("button", name="运行上方单元").click()
+    wait_status(page, "#cell-single-head", "完成", timeout=30_000)
+    page.click(f"{SCRATCH} .cell-run")
+    wait_status(page, SCRATCH, "完成")
+    assert page.text_content(f"{SCRATCH} .cell-result").startswith("<function attention")
+    page.click(f"{SCRATCH} .cell-reset")
+
+
+# ---------------------------------------------------------------------------------- without Python
+
+
+def open_without_python(page) -> None:
+    page.add_init_script("window.__courseNoPrefetch = true;")  # these tests never need Python
+    page.goto(page.base + PAGE)
+    page.wait_for_selector(".code-cell .cm-editor")
+
+
+def test_autocomplete_lists_numpy_members_before_python_loads(page):
+    open_without_python(page)
+    set_code(page, SCRATCH, "")
+    page.keyboard.type("np.")
+    options = page.locator(".cm-tooltip-autocomplete li")
+    options.filter(has_text="linalg").first.wait_for()
+    page.keyboard.type("zer")
+    page.locator(".cm-tooltip-autocomplete li", has_text="zeros").first.wait_for()
+    assert "(shape" in page.locator(".cm-tooltip-autocomplete li[aria-selected]").inner_text()
+    page.keyboard.press("Escape")
+    page.keyboard.press("End")
+    page.keyboard.insert_text("\nnp.linalg.")
+    page.keyboard.type("no")
+    page.locator(".cm-tooltip-autocomplete li", has_text="norm").first.wait_for()
+    page.keyboard.press("Escape")
+    page.keyboard.insert_text("\nrng.")  # rng = np.random.default_rng(0) above → a Generator
+    page.keyboard.type("nor")
+    page.locator(".cm-tooltip-autocomplete li", has_text="normal").first.wait_for()
+    page.keyboard.press("Escape")
+    page.keyboard.insert_text("\nsoft")  # defined in the first cell of the page
+    page.keyboard.press("Control+Space")
+    page.locator(".cm-tooltip-autocomplete li", has_text="softmax").first.wait_for()
+    assert page.evaluate("CoursePython.getRuntime().state") == "idle"
+
+
+def test_edits_survive_a_reload_and_reset_restores_the_original(page):
+    open_without_python(page)
+    cell = "#cell-causal-mask"
+    original = page.locator(f"{cell} .cm-content").inner_text()
+    set_code(page, cell, "print('我的修改')")
+    assert page.locator(f"{cell} .cell-modified").is_visible()
+    page.wait_for_timeout(100)
+    page.reload()
+    page.wait_for_selector(f"{cell} .cm-editor")
+    assert page.locator(f"{cell} .cm-content").inner_text() == "print('我的修改')"
+    assert page.locator(f"{cell} .cell-modified").is_visible()
+    assert page.locator(f"{cell} .cell-modified").inner_text() == "已修改"
+
+    page.click(f"{cell} .cell-reset")
+    assert page.locator(f"{cell} .cm-content").inner_text() == original
+    assert not page.locator(f"{cell} .cell-modified").is_visible()
+    page.reload()
+    page.wait_for_selector(f"{cell} .cm-editor")
+    assert page.locator(f"{cell} .cm-content").inner_text() == original
+
+
+def test_a_stale_edit_is_offered_not_applied(page):
+    """The author changed the cell since the edit was saved: the reader chooses what happens."""
+    open_without_python(page)
+    cell = "#cell-causal-mask"
+    original = page.locator(f"{cell} .cm-content").inner_text()
+    page.evaluate("""() => localStorage.setItem('attention-course:cell:v1:' + document.body.dataset.page +
+        ':causal-mask', JSON.stringify({base: 'an-older-source', code: 'print(\"旧的修改\")'}))""")
+    page.reload()
+    page.wait_for_selector(f"{cell} .cm-editor")
+    assert page.locator(f"{cell} .cm-content").inner_text() == original
+    notice = page.locator(f"{cell} .cell-notice")
+    assert "作者更新了" in notice.inner_text()
+    notice.get_by_role("button", name="恢复我的修改").click()
+    assert page.locator(f"{cell} .cm-content").inner_text() == 'print("旧的修改")'
+    assert not notice.is_visible()
+
+
+def test_keyboard_can_leave_the_editor(page):
+    open_without_python(page)
+    cell = "#cell-causal-mask"
+    page.click(f"{cell} .cm-content")
+    page.keyboard.press("Home")
+    before = page.locator(f"{cell} .cm-content").inner_text()
+    page.keyboard.press("Tab")  # Tab indents: it belongs to the editor…
+    assert page.evaluate("document.activeElement.classList.contains('cm-content')")
+    assert page.locator(f"{cell} .cm-content").inner_text() != before
+    page.keyboard.press("Escape")
+    page.keyboard.press("Tab")  # …but Esc, then Tab moves on: no keyboard trap
+    assert not page.evaluate("document.activeElement.classList.contains('cm-content')")
+
+
+def test_the_editor_replaces_the_static_code_without_moving_the_page(browser, http_base):
+    """Same height with and without JavaScript: swapping the <pre> for CodeMirror causes no layout shift."""
+    heights = {}
+    for js in (False, True):
+        context = browser.new_context(java_script_enabled=js, viewport={"width": 1280, "height": 900})
+        page = context.new_page()
+        page.goto(http_base + PAGE)
+        if js:
+            page.wait_for_selector(".code-cell .cm-editor")
+        heights[js] = page.eval_on_selector_all(".code-cell .cell-editor",
+                                                "els => els.map(e => e.getBoundingClientRect().height)")
+        if not js:
+            assert page.locator(".code-cell .cell-source").first.inner_text().startswith("import numpy as np")
+        context.close()
+    assert len(heights[True]) == len(CELL_IDS)
+    for static, editor in zip(heights[False], heights[True]):
+        assert abs(static - editor) <= 2, heights

@@ -142,14 +142,16 @@ function renderIndex(doc, panel, course) {
   const total = course.pages.length;
   panel.querySelector("[data-progress-summary]").textContent = `已完成 ${done} / ${total} 篇`;
   const link = panel.querySelector("[data-progress-continue]");
-  if (next) {
+  if (!link) {
+    // no page yet
+  } else if (next) {
     link.href = next.url;
     link.textContent = `继续学习：${next.title} →`;
   } else if (total) {
     link.href = course.pages[0].url;
     link.textContent = "全部学完了！从第一篇开始复习 →";
   }
-  link.parentElement.hidden = total === 0;
+  if (link) link.parentElement.hidden = total === 0;
 }
 
 function initIndexPanel(doc, course) {
@@ -190,7 +192,11 @@ function initIndexPanel(doc, course) {
 }
 
 export function initProgress(doc) {
-  if (!storageAvailable()) return;
+  if (!storageAvailable()) {
+    // Without storage there is no progress to show: drop the server-rendered defaults.
+    for (const el of doc.querySelectorAll(".progress-panel, .progress-badge")) el.hidden = true;
+    return;
+  }
   const course = courseData(doc);
   const slug = doc.body.dataset.page;
   if (course.pages.some((p) => p.slug === slug)) {

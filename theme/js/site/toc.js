@@ -2,8 +2,6 @@
 export function initToc(doc) {
   const toc = doc.querySelector(".toc");
   if (!toc) return;
-  const details = toc.querySelector("details");
-  if (details && window.matchMedia("(max-width: 960px)").matches) details.open = false;
   const links = new Map();
   for (const a of toc.querySelectorAll("a[href^='#']")) {
     links.set(decodeURIComponent(a.getAttribute("href").slice(1)), a);

@@ -1,0 +1,297 @@
+#!/usr/bin/env python3
+"""Browser performance benchmark of the built course (Playwright + Chromium). Run by hand or `make bench`;
+never part of `make test`.
+
+For every page, over http (127.0.0.1) and file://, as medians of --runs fresh-profile loads:
+  bytes shipped before any code runs (HTML/CSS/JS/fonts, raw and gzip; Pyodide excluded and reported
+  apart), DOMContentLoaded, time from DOMContentLoaded to the first widget ready, Cumulative Layout
+  Shift, main-thread long tasks.
+For the Python cells (first page with code cells): bytes downloaded on the first Run, click → first
+output cold (fresh profile) and warm (same profile, new page), the longest main-thread task while
+Python loads, and 停止 → ready again.
+Prints a table and writes bench/out/site_bench.json.
+
+    .venv/bin/python bench/site_bench.py [--runs 5] [--no-build] [--site DIR]
+"""
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tests.e2e.conftest import CHROMIUM_ARGS, chromium_executable, serve  # noqa: E402
+
+BUDGETS = {
+    "first_view_kb": 300,          # excluding Pyodide
+    "widget_ready_ms": 100,        # after DOMContentLoaded
+    "cls": 0.0,
+    "python_long_task_ms": 50,     # no main-thread task longer than this while Python loads
+    "first_output_cold_s": 4.0,    # http
+    "first_output_warm_s": 1.5,    # http
+    "file_vs_http": 1.5,
+}
+
+# Installed before any page script: records CLS, long tasks and the moment the first widget is ready.
+INIT_SCRIPT = """
+window.__bench = {cls: 0, longTasks: [], widgetReady: null};
+try {
+  new PerformanceObserver((list) => { for (const e of list.getEntries()) if (!e.hadRecentInput) __bench.cls += e.value; })
+    .observe({type: 'layout-shift', buffered: true});
+  new PerformanceObserver((list) => { for (const e of list.getEntries()) __bench.longTasks.push([e.startTime, e.duration]); })
+    .observe({type: 'longtask', buffered: true});
+} catch (e) {}
+const __mo = new MutationObserver(() => {
+  if (__bench.widgetReady === null && document.querySelector('[data-widget][data-ready="true"]')) {
+    __bench.widgetReady = performance.now(); __mo.disconnect();
+  }
+});
+__mo.observe(document, {subtree: true, childList: true, attributes: true, attributeFilter: ['data-ready']});
+"""
+
+# Clicks the first cell's 运行 and resolves with ms until its log shows the first output.
+RUN_FIRST_CELL = """
+async (index) => {
+  const cell = document.querySelectorAll('.code-cell')[index];
+  const log = cell.querySelector('.cell-log');
+  const btn = cell.querySelector('[data-action="run"]');
+  const t0 = performance.now();
+  const done = new Promise((resolve) => {
+    const mo = new MutationObserver(() => {
+      if (cell.querySelector('.cell-output').dataset.origin === 'browser' && log.textContent.length > 0) {
+        mo.disconnect(); resolve(performance.now() - t0);
+      }
+    });
+    mo.observe(cell, {subtree: true, childList: true, characterData: true, attributes: true});
+  });
+  btn.click();
+  const ms = await done;
+  return {ms, t0};
+}
+"""
+
+
+def classify(url: str, resource_type: str) -> str:
+    path = urlparse(url).path
+    if "/assets/python/" in path:
+        return "python"
+    if resource_type == "document" or path.endswith(".html"):
+        return "html"
+    if resource_type == "stylesheet" or path.endswith(".css"):
+        return "css"
+    if resource_type == "font" or path.endswith((".woff2", ".woff", ".ttf")):
+        return "font"
+    if resource_type == "script" or path.endswith(".js"):
+        return "js"
+    return "other"
+
+
+class Traffic:
+    """Bytes of every response (file:// responses are sized from disk)."""
+
+    def __init__(self, page):
+        self.items: list[tuple[str, str, bytes]] = []
+        page.on("requestfinished", self._done)
+
+    def _done(self, request):
+        url = request.url
+        if url.startswith(("data:", "blob:")):
+            return
+        body = b""
+        if url.startswith("file://"):
+            path = Path(unquote(urlparse(url).path))
+            body = path.read_bytes() if path.is_file() else b""
+        else:
+            try:
+                response = request.response()
+                body = response.body() if response else b""
+            except Exception:
+                body = b""
+        self.items.append((url, request.resource_type, body))
+
+    def mark(self) -> int:
+        return len(self.items)
+
+    def summary(self, start: int = 0, end: int | None = None) -> dict[str, dict[str, int]]:
+        out: dict[str, dict[str, int]] = {}
+        for url, rtype, body in self.items[start:end]:
+            kind = classify(url, rtype)
+            slot = out.setdefault(kind, {"raw": 0, "gzip": 0, "files": 0})
+            slot["raw"] += len(body)
+            slot["gzip"] += len(gzip.compress(body, 6)) if body else 0
+            slot["files"] += 1
+        return out
+
+
+def new_page(browser):
+    context = browser.new_context(viewport={"width": 1280, "height": 800}, locale="zh-CN", service_workers="block")
+    page = context.new_page()
+    page.add_init_script(INIT_SCRIPT)
+    return context, page
+
+
+def measure_load(browser, url: str) -> dict:
+    context, page = new_page(browser)
+    traffic = Traffic(page)
+    page.goto(url, wait_until="load")
+    page.wait_for_timeout(400)
+    m = page.evaluate("""() => {
+      const nav = performance.getEntriesByType('navigation')[0];
+      const b = window.__bench;
+      return {dcl: nav.domContentLoadedEventStart, load: nav.loadEventEnd,
+              widgetReady: b.widgetReady === null ? null : b.widgetReady - nav.domContentLoadedEventStart,
+              cls: b.cls, longTasks: b.longTasks, widgets: document.querySelectorAll('[data-widget]').length};
+    }""")
+    m["bytes"] = traffic.summary()
+    context.close()
+    return m
+
+
+def measure_python(browser, url: str, runs: int) -> dict:
+    cold, warm, stop_ready, stop_output, long_task_max, first_run_bytes = [], [], [], [], [], None
+    for i in range(runs):
+        context, page = new_page(browser)
+        traffic = Traffic(page)
+        page.goto(url, wait_until="load")
+        start = traffic.mark()
+        res = page.evaluate(RUN_FIRST_CELL, 0)
+        cold.append(res["ms"])
+        page.wait_for_timeout(300)
+        if first_run_bytes is None:
+            first_run_bytes = traffic.summary(start).get("python", {"raw": 0, "gzip": 0, "files": 0})
+        tasks = page.evaluate("(t0) => window.__bench.longTasks.filter(([s]) => s >= t0).map(([, d]) => d)", res["t0"])
+        long_task_max.append(max(tasks, default=0.0))
+        # Warm: same profile (HTTP cache, V8 compiled-wasm cache), new page.
+        page2 = context.new_page()
+        page2.add_init_script(INIT_SCRIPT)
+        page2.goto(url, wait_until="load")
+        warm.append(page2.evaluate(RUN_FIRST_CELL, 0)["ms"])
+        # 停止: a runaway loop, then Stop; time until the runtime is ready and until print(1+1) answers.
+        page2.evaluate("""() => { window.__rt = CoursePython.getRuntime();
+            window.__loop = __rt.run('while True: pass', {}).catch(() => 'stopped'); }""")
+        page2.wait_for_timeout(500)
+        r = page2.evaluate("""async () => {
+            const rt = window.__rt; const t0 = performance.now();
+            const stopped = rt.stop();
+            await stopped; const ready = performance.now() - t0;
+            let out = '';
+            const res = await rt.run('print(1+1)', {onStdout: (t) => { out += t; }});
+            return {ready, output: performance.now() - t0, out};
+        }""")
+        assert r["out"].strip() == "2", r
+        stop_ready.append(r["ready"])
+        stop_output.append(r["output"])
+        context.close()
+    med = statistics.median
+    return {"first_run_bytes": first_run_bytes, "cold_ms": med(cold), "warm_ms": med(warm),
+            "stop_ready_ms": med(stop_ready), "stop_to_output_ms": med(stop_output),
+            "long_task_max_ms": max(long_task_max), "samples": {"cold": cold, "warm": warm}}
+
+
+def median_load(browser, url: str, runs: int) -> dict:
+    samples = [measure_load(browser, url) for _ in range(runs)]
+    med = statistics.median
+    ready = [s["widgetReady"] for s in samples if s["widgetReady"] is not None]
+    return {
+        "bytes": samples[0]["bytes"],
+        "dcl_ms": med(s["dcl"] for s in samples),
+        "load_ms": med(s["load"] for s in samples),
+        "widget_ready_ms": med(ready) if ready else None,
+        "widgets": samples[0]["widgets"],
+        "cls": max(s["cls"] for s in samples),
+        "long_tasks": max(len(s["longTasks"]) for s in samples),
+        "long_task_max_ms": max((d for s in samples for _, d in s["longTasks"]), default=0.0),
+    }
+
+
+def kb(n: int) -> str:
+    return f"{n / 1024:.1f}"
+
+
+def first_view(bytes_: dict) -> tuple[int, int]:
+    keys = [k for k in bytes_ if k != "python"]
+    return sum(bytes_[k]["raw"] for k in keys), sum(bytes_[k]["gzip"] for k in keys)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--no-build", action="store_true", help="measure an existing --site instead of building")
+    ap.add_argument("--site", type=Path, default=None)
+    ap.add_argument("--out", type=Path, default=ROOT / "bench" / "out" / "site_bench.json")
+    args = ap.parse_args()
+
+    from playwright.sync_api import sync_playwright
+
+    tmp = None
+    if args.no_build and args.site:
+        site = args.site.resolve()
+    else:
+        from builder.site import BuildOptions, build_site
+        tmp = Path(tempfile.mkdtemp(prefix="site-bench-"))
+        site = tmp / "site"
+        started = time.perf_counter()
+        build_site(BuildOptions(out_dir=site))
+        print(f"built {site} in {time.perf_counter() - started:.2f} s", file=sys.stderr)
+    pages = sorted(p.name for p in site.glob("*.html"))
+    cell_page = next((p for p in pages if 'class="code-cell"' in (site / p).read_text(encoding="utf-8")), None)
+
+    server = serve(site)
+    bases = {"http": f"http://127.0.0.1:{server.server_address[1]}/", "file": site.as_uri() + "/"}
+    report: dict = {"runs": args.runs, "budgets": BUDGETS, "pages": {}, "python": {},
+                    "machine": {"cores": os.cpu_count()}, "when": time.strftime("%Y-%m-%d %H:%M:%S")}
+    with sync_playwright() as p:
+        exe = chromium_executable()
+        browser = p.chromium.launch(executable_path=exe, args=CHROMIUM_ARGS) if exe else p.chromium.launch(args=CHROMIUM_ARGS)
+        for name in pages:
+            for scheme, base in bases.items():
+                report["pages"].setdefault(name, {})[scheme] = median_load(browser, base + name, args.runs)
+        if cell_page:
+            for scheme, base in bases.items():
+                report["python"][scheme] = measure_python(browser, base + cell_page, args.runs)
+            report["python"]["page"] = cell_page
+        browser.close()
+    server.shutdown()
+
+    lines = ["| page | via | first view KB raw / gzip (excl. Pyodide) | fonts KB | DCL ms | widget ready ms after DCL | CLS | long tasks (max ms) |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for name, by in report["pages"].items():
+        for scheme, m in by.items():
+            raw, gz = first_view(m["bytes"])
+            font = m["bytes"].get("font", {}).get("raw", 0)
+            ready = "—" if m["widget_ready_ms"] is None else f"{m['widget_ready_ms']:.1f}"
+            lines.append(f"| {name} | {scheme} | {kb(raw)} / {kb(gz)} | {kb(font)} | {m['dcl_ms']:.0f} | {ready} | "
+                         f"{m['cls']:.4f} | {m['long_tasks']} ({m['long_task_max_ms']:.0f}) |")
+    if report["python"]:
+        lines += ["", f"Python cells ({report['python']['page']}), medians of {args.runs}:", "",
+                  "| via | bytes on first Run (raw / gzip) | click → first output cold | warm | longest task while loading | 停止 → ready | 停止 → print(1+1) |",
+                  "| --- | --- | --- | --- | --- | --- | --- |"]
+        for scheme in ("http", "file"):
+            m = report["python"][scheme]
+            b = m["first_run_bytes"]
+            lines.append(f"| {scheme} | {b['raw'] / 1e6:.1f} MB / {b['gzip'] / 1e6:.1f} MB | {m['cold_ms'] / 1000:.2f} s | "
+                         f"{m['warm_ms'] / 1000:.2f} s | {m['long_task_max_ms']:.0f} ms | {m['stop_ready_ms']:.0f} ms | "
+                         f"{m['stop_to_output_ms']:.0f} ms |")
+    table = "\n".join(lines)
+    print(table)
+    report["table"] = table
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(report, ensure_ascii=False, indent=2), encoding="utf-8")
+    print(f"\nJSON: {args.out}", file=sys.stderr)
+    if tmp:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

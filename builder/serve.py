@@ -188,12 +188,17 @@ class DevServer:
         self.httpd = _Server(("127.0.0.1", port), functools.partial(handler, directory=str(options.out_dir)))
         self.port = self.httpd.server_address[1]
         self.threads: list[threading.Thread] = []
+        self.build_lock = threading.Lock()  # one build at a time: they share the output and temp folders
 
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}/"
 
     def rebuild(self) -> bool:
+        with self.build_lock:
+            return self._rebuild()
+
+    def _rebuild(self) -> bool:
         started = time.perf_counter()
         try:
             result = build_site(self.options)
@@ -223,11 +228,12 @@ class DevServer:
 
     def start(self) -> "DevServer":
         self.options.out_dir.mkdir(parents=True, exist_ok=True)
-        self.rebuild()
-        for target in (self.httpd.serve_forever, self.watch):
+        # the watcher starts first, so an edit made during (or right after) the first build is not missed
+        for target in (self.watch, self.httpd.serve_forever):
             thread = threading.Thread(target=target, daemon=True)
             thread.start()
             self.threads.append(thread)
+        self.rebuild()
         return self
 
     def stop(self) -> None:

@@ -210,7 +210,8 @@ def test_stop_interrupts_infinite_loop_and_recovers(session):
       await rt.run("keep = 1");
       const looping = rt.run("while True: pass");
       let stopped = null; looping.catch((e) => { stopped = { type: e.type, message: e.message }; });
-      await new Promise((r) => setTimeout(r, 2000));
+      // a user notices a hang after a few seconds; meanwhile the runtime boots a standby worker
+      await new Promise((r) => setTimeout(r, 4000));
       const stateWhileLooping = rt.state;
       const t0 = performance.now();
       await rt.stop();

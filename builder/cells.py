@@ -399,10 +399,8 @@ def execute_page(cells: list[Cell], env: dict, cache_dir: Path | None, root: Pat
     if all(c is not None for c in cached):
         for cell, out in zip(cells, cached):
             cell.output = out
-        env.setdefault("cell_stats", {})["cached"] = len(cells)
         return
 
-    env.setdefault("cell_stats", {})["executed"] = len(cells)
     try:
         results = run_cells_in_child(cells, root)
     except CellRunError as exc:

@@ -461,7 +461,7 @@ def render_cell(cell: Cell, first: bool) -> str:
                               ("data-expect-error", cell.expect_error)) if on]
     label = "准备代码" if cell.hide else "代码单元"
     toolbar = (
-        '<div class="cell-toolbar" role="toolbar" aria-label="代码单元操作">'
+        '<div class="cell-toolbar" role="group" aria-label="代码单元操作">'
         f'<span class="cell-name" aria-hidden="true">{label} · <code>{escapeHtml(cell.id)}</code></span>'
         '<span class="cell-modified" hidden>已修改</span>'
         '<button type="button" class="cell-btn cell-run" data-action="run" disabled '

@@ -8,8 +8,10 @@ Values are pickles written and read only by this build (never data from elsewher
 from __future__ import annotations
 
 import hashlib
+import os
 import pickle
 import sqlite3
+import time
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
@@ -42,8 +44,31 @@ def tree_digest(paths: Iterable[Path], *, skip: Callable[[Path], bool] = lambda 
             if skip(path):
                 continue
             h.update(f"{path.relative_to(base.parent) if base.is_dir() else path.name}\0".encode())
-            h.update(hashlib.sha256(path.read_bytes()).digest())
+            h.update(file_digest(path))
     return h.hexdigest()
+
+
+_file_digests: dict[str, tuple[tuple[int, int, int, int], bytes]] = {}  # path → (stat signature, sha256)
+_SETTLED_NS = 2_000_000_000
+
+
+def file_digest(path: Path) -> bytes:
+    """sha256 of a file's bytes, remembered by this process while the file's stat signature is unchanged.
+
+    Any write changes a file's ctime (which no tool can set back), so an unchanged (mtime, ctime, size, inode)
+    means unchanged bytes — except for a file written within the file system's timestamp granularity of
+    being hashed: only files whose last change is a couple of seconds old are remembered.
+    """
+    st = os.stat(path)
+    signature = (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino)
+    key = str(path)
+    known = _file_digests.get(key)
+    if known is not None and known[0] == signature:
+        return known[1]
+    data = hashlib.sha256(path.read_bytes()).digest()
+    if time.time_ns() - max(st.st_mtime_ns, st.st_ctime_ns) > _SETTLED_NS:
+        _file_digests[key] = (signature, data)
+    return data
 
 
 class BuildCache:
@@ -54,6 +79,10 @@ class BuildCache:
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
             self.db = sqlite3.connect(path, timeout=30)
+            # A cache, not a record: write-ahead log without an fsync per commit (NORMAL keeps the file
+            # consistent after a crash; at worst the last entries are lost and recomputed).
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=NORMAL")
             self.db.execute("CREATE TABLE IF NOT EXISTS entry (key TEXT PRIMARY KEY, value BLOB NOT NULL)")
 
     def get_many(self, keys: list[str]) -> dict[str, Any]:

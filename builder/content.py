@@ -4,6 +4,8 @@ Front matter is validated against a declared schema; each problem names `file:li
 """
 from __future__ import annotations
 
+import copy
+import dataclasses
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -117,11 +119,31 @@ def rel_path(path: Path, root: Path) -> str:
         return str(path)
 
 
+# libyaml (C) is ~10× faster than the pure-Python loader. Its error messages are worded differently, so a
+# document it rejects is parsed again by the pure-Python loader, whose message is the one reported.
+_FAST_LOADER = getattr(yaml, "CSafeLoader", None)
+
+
+def _compose_and_construct(text: str, loader_class: Any = None) -> tuple[Any, Any]:
+    """(node tree, Python data) of one YAML document, parsed once: the node keeps every key's line."""
+    loader_class = loader_class or _FAST_LOADER or yaml.SafeLoader
+    loader = loader_class(text)
+    try:
+        node = loader.get_single_node()
+        data = loader.construct_document(node) if node is not None else None
+    except yaml.YAMLError:
+        if loader_class is yaml.SafeLoader:
+            raise
+        return _compose_and_construct(text, yaml.SafeLoader)
+    finally:
+        loader.dispose()
+    return node, data
+
+
 def _yaml_mapping(text: str, rel: str, line_offset: int, problems: Problems) -> tuple[dict, dict[str, int]] | None:
     """Parse YAML text into a dict, returning also the 1-based file line of every top-level key."""
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
+        node, data = _compose_and_construct(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = line_offset + mark.line + 1 if mark else line_offset + 1
@@ -174,13 +196,33 @@ def split_front_matter(text: str) -> tuple[str | None, str, int]:
     return "\n".join(lines[1:]), "", len(lines)  # unterminated: reported by the caller
 
 
+# (path, root, file text) → the page loaded from it without problems, for a long-lived process (the authoring
+# server): a rebuild after one edit re-parses only the edited page's front matter.
+_loaded_pages: dict[tuple[str, str, str], SourcePage] = {}
+_LOADED_PAGES_LIMIT = 10_000
+
+
 def load_page(path: Path, root: Path, problems: Problems) -> SourcePage | None:
-    rel = rel_path(path, root)
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
-        problems.add(Code.FRONT_MATTER, rel, None, f"not valid UTF-8: {exc}")
+        problems.add(Code.FRONT_MATTER, rel_path(path, root), None, f"not valid UTF-8: {exc}")
         return None
+    memo_key = (str(path), str(root), text)
+    known = _loaded_pages.get(memo_key)
+    if known is not None:  # a copy: later stages must not change the remembered page
+        return dataclasses.replace(known, meta=copy.deepcopy(known.meta))
+    before = len(problems)
+    page = _parse_page(path, root, text, problems)
+    if page is not None and len(problems) == before:
+        if len(_loaded_pages) >= _LOADED_PAGES_LIMIT:
+            _loaded_pages.clear()
+        _loaded_pages[memo_key] = dataclasses.replace(page, meta=copy.deepcopy(page.meta))
+    return page
+
+
+def _parse_page(path: Path, root: Path, text: str, problems: Problems) -> SourcePage | None:
+    rel = rel_path(path, root)
     text = text.replace("\r\n", "\n")
     fm, body, body_line = split_front_matter(text)
     if fm is None:

@@ -94,8 +94,20 @@ def render_sources(md: Any, site: SiteSource, sources: list[SourcePage], cache_d
     out = []
     for i, page in enumerate(pages):
         html = md.renderer.render(page.tokens, md.options, page.env)
+        add_derived_facts(page, html)
         out.append((html, cacheable_env(page.env), list(page.env["problems"].items), fresh if i == 0 else 0))
     return out
+
+
+def add_derived_facts(page: "Page", html: str) -> None:
+    """Facts later stages would otherwise recompute from every page's HTML on every build: the search
+    index's text sections and the reading time. Computed here, they are cached with the page body."""
+    from .pages import READING_MINUTES_ENV_KEY, body_reading_minutes
+    from .search_index import SECTIONS_ENV_KEY, page_search_sections
+
+    page.env[READING_MINUTES_ENV_KEY] = body_reading_minutes(html)
+    if page.source.kind != "index":  # the index page is not searched
+        page.env[SECTIONS_ENV_KEY] = page_search_sections(page.source.title, html)
 
 
 _worker_md: Any = None
@@ -216,13 +228,15 @@ def pages_key(pages: list["Page"]) -> str:
 def by_pages_cached(options: "BuildOptions", name: str, pages: list["Page"], compute, *extra: str,
                     problems: Problems | None = None):
     """A stage whose output depends only on the pages (and the build code) — e.g. the search index."""
-    key = cachestore.digest(body_fingerprint(options), pages_key(pages), *extra)
+    key = cachestore.digest(pages_key(pages), *extra)  # page keys already include body_fingerprint()
     return _stage(options, name, key, compute, problems)
 
 
-def templates_cached(options: "BuildOptions", pages: list["Page"], asset_urls: dict[str, str], compute,
+def templates_cached(options: "BuildOptions", site: SiteSource, pages: list["Page"], asset_urls: dict[str, str],
                      problems: Problems) -> dict[str, bytes]:
-    """Complete HTML pages: depend on every page (navigation, outline), the templates and the asset URLs."""
-    return by_pages_cached(options, "templates", pages, compute,
-                           cachestore.tree_digest([options.theme_dir / "templates"]),
-                           json.dumps(asset_urls, sort_keys=True), problems=problems)
+    """Complete HTML pages; each page's HTML is cached under the hash of its whole template context
+    (builder/pages.py), so an edit re-renders only the pages whose context changed."""
+    from .pages import render_pages
+
+    with cachestore.open_cache(options.cache_dir) as store:
+        return render_pages(site, pages, options, problems, asset_urls, store=store)

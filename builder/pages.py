@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import jinja2
 
+from . import cache as cachestore
 from .content import SiteSource
 from .errors import Code, Problems
 
@@ -50,10 +51,19 @@ def reading_minutes(text: str) -> int:
     return max(1, round(cjk / 350 + words / 200))
 
 
+READING_MINUTES_ENV_KEY = "reading_minutes"  # body_reading_minutes(), stored when the body is rendered
+
+
+def body_reading_minutes(body_html: str) -> int:
+    return reading_minutes(TAG_RE.sub(" ", body_html))
+
+
 def page_minutes(page: "Page") -> int:
     if "minutes" in page.source.meta:
         return page.source.meta["minutes"]
-    return reading_minutes(TAG_RE.sub(" ", page.body_html))
+    if READING_MINUTES_ENV_KEY in page.env:
+        return page.env[READING_MINUTES_ENV_KEY]
+    return body_reading_minutes(page.body_html)
 
 
 def nav_items(site: SiteSource, pages: list["Page"]) -> dict[str, NavItem]:
@@ -83,15 +93,29 @@ def course_data_json(outline: dict[str, list[NavItem]], pages: list["Page"]) -> 
     return json.dumps({"v": 1, "pages": order}, ensure_ascii=False).replace("</", "<\\/")
 
 
-def make_environment(options: "BuildOptions") -> jinja2.Environment:
+_environments: dict[tuple[str, str], jinja2.Environment] = {}  # (templates dir, their digest) → environment
+
+
+def make_environment(options: "BuildOptions", templates_digest: str | None = None) -> jinja2.Environment:
+    """The Jinja environment for the theme's templates; with `templates_digest` (the hash of every template
+    file) it is kept and reused while the templates are unchanged, so they are compiled once per process."""
+    folder = options.theme_dir / "templates"
+    key = (str(folder), templates_digest) if templates_digest else None
+    if key in _environments:
+        return _environments[key]
     env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(options.theme_dir / "templates"),
+        loader=jinja2.FileSystemLoader(folder),
         autoescape=jinja2.select_autoescape(["html"]),
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,
+        auto_reload=False,  # keyed by the templates' digest instead of checking every file's mtime per render
     )
+    if key is not None:
+        if len(_environments) > 8:
+            _environments.clear()
+        _environments[key] = env
     return env
 
 
@@ -100,43 +124,91 @@ def toc_of(page: "Page") -> list[dict[str, Any]]:
             for h in page.env.get("headings", []) if 2 <= h["level"] <= 3]
 
 
+# Every page links the search index with its content hash, and the index changes with any text edit. Pages are
+# rendered (and cached) with this stand-in for that URL, substituted when the bytes are produced, so an edit
+# re-renders only the pages whose own context changed. U+FDD0 is a Unicode noncharacter: never in content.
+SEARCH_INDEX_ASSET = "search-index.js"
+SEARCH_INDEX_PLACEHOLDER = "\ufdd0search-index-url\ufdd0"
+
+
 def render_pages(site: SiteSource, pages: list["Page"], options: "BuildOptions", problems: Problems,
-                 asset_urls: dict[str, str]) -> dict[str, bytes]:
-    env = make_environment(options)
+                 asset_urls: dict[str, str], store: cachestore.BuildCache | None = None) -> dict[str, bytes]:
+    """{"<slug>.html": bytes} for every page.
+
+    With `store`, each page's HTML is cached under the hash of everything its template context holds: the
+    page's body cache key (body HTML and facts: toc, features, extra_head…), its own/prev/next navigation
+    items, the site-wide data (outline, course data, asset URLs but the search index's) and the templates.
+    """
+    templates_digest = cachestore.tree_digest([options.theme_dir / "templates"])
+    env = make_environment(options, templates_digest)
     items = nav_items(site, pages)
     outline = course_outline(items)
     course_data = course_data_json(outline, pages)
+    search_url = asset_urls.get(SEARCH_INDEX_ASSET)
+    context_assets = dict(asset_urls)
+    if search_url is not None:
+        context_assets[SEARCH_INDEX_ASSET] = SEARCH_INDEX_PLACEHOLDER
+    shared_key = cachestore.digest(
+        "html", templates_digest, site.series, site.title, course_data, repr(outline),
+        json.dumps(context_assets, sort_keys=True))
+
+    def html_key(page: "Page") -> str | None:
+        if "page_key" not in page.env:
+            return None
+        slug, meta = page.source.slug, page.source.meta
+        return cachestore.digest(shared_key, page.env["page_key"], repr(items[slug]),
+                                 repr(items.get(meta.get("prev", ""))), repr(items.get(meta.get("next", ""))))
+
+    keys = [html_key(page) for page in pages]
+    cached = store.get_many([k for k in keys if k is not None]) if store is not None else {}
+    fresh: dict[str, str] = {}
     files: dict[str, bytes] = {}
-    for page in pages:
-        meta = page.source.meta
-        template_name = "index.html" if meta["kind"] == "index" else "page.html"
-        context = {
-            "site": {"series": site.series, "title": site.title},
-            "page": {
-                "slug": page.source.slug,
-                "url": page.source.url,
-                "title": meta["title"],
-                "kind": meta["kind"],
-                "summary": meta.get("summary"),
-                "item": items[page.source.slug],
-                "features": sorted(page.features),
-                "source": page.source.rel,
-            },
-            "content": page.body_html,
-            "toc": toc_of(page),
-            "prev": items.get(meta.get("prev", "")),
-            "next": items.get(meta.get("next", "")),
-            "outline": outline,
-            "extra_head": page.env.get("extra_head", []),
-            "assets": asset_urls,
-            "course_data": course_data,
-        }
-        try:
-            html = env.get_template(template_name).render(**context)
-        except jinja2.TemplateError as exc:
-            lineno = getattr(exc, "lineno", None)
-            problems.add(Code.TEMPLATE, f"theme/templates/{getattr(exc, 'name', None) or template_name}", lineno,
-                         f"while rendering {page.source.rel}: {exc}")
-            continue
+    for page, key in zip(pages, keys):
+        html = cached.get(key) if key is not None else None
+        if html is None:
+            html = render_page(env, site, page, items, outline, course_data, context_assets, problems)
+            if html is None:
+                continue
+            if key is not None:
+                fresh[key] = html
+        if search_url is not None:
+            html = html.replace(SEARCH_INDEX_PLACEHOLDER, search_url)
         files[page.source.url] = html.encode("utf-8")
+    if store is not None and fresh:
+        store.put_many(fresh)
     return files
+
+
+def render_page(env: jinja2.Environment, site: SiteSource, page: "Page", items: dict[str, NavItem],
+                outline: dict[str, list[NavItem]], course_data: str, asset_urls: dict[str, str],
+                problems: Problems) -> str | None:
+    meta = page.source.meta
+    template_name = "index.html" if meta["kind"] == "index" else "page.html"
+    context = {
+        "site": {"series": site.series, "title": site.title},
+        "page": {
+            "slug": page.source.slug,
+            "url": page.source.url,
+            "title": meta["title"],
+            "kind": meta["kind"],
+            "summary": meta.get("summary"),
+            "item": items[page.source.slug],
+            "features": sorted(page.features),
+            "source": page.source.rel,
+        },
+        "content": page.body_html,
+        "toc": toc_of(page),
+        "prev": items.get(meta.get("prev", "")),
+        "next": items.get(meta.get("next", "")),
+        "outline": outline,
+        "extra_head": page.env.get("extra_head", []),
+        "assets": asset_urls,
+        "course_data": course_data,
+    }
+    try:
+        return env.get_template(template_name).render(**context)
+    except jinja2.TemplateError as exc:
+        lineno = getattr(exc, "lineno", None)
+        problems.add(Code.TEMPLATE, f"theme/templates/{getattr(exc, 'name', None) or template_name}", lineno,
+                     f"while rendering {page.source.rel}: {exc}")
+        return None

@@ -121,23 +121,50 @@ def latin_words(text: str) -> set[str]:
     return set(WORD_RE.findall(text.lower()))
 
 
+# A page's sections with their index terms: (heading, anchor id, plain text, CJK grams, Latin words).
+SearchSection = tuple[str, str, str, tuple[str, ...], tuple[str, ...]]
+
+
+def page_search_sections(title: str, body_html: str) -> list[SearchSection]:
+    """page_sections() of a page with the terms each section is found by (the page title goes with its first
+    section). Computed when the page body is rendered and cached with it (builder/incremental.py), so a
+    rebuild neither re-parses every page's HTML nor re-splits every page's text."""
+    out = []
+    for n, (heading, anchor, text) in enumerate(page_sections(body_html)):
+        searchable = f"{title if n == 0 else ''} {heading} {text}"
+        out.append((heading, anchor, text, tuple(sorted(cjk_grams(searchable))), tuple(sorted(latin_words(searchable)))))
+    return out
+
+
 def build_index(pages: Iterable[tuple[str, str, str]]) -> dict:
     """Index of (url, title, body HTML) pages. Sections are [page number, heading, anchor, text]."""
+    return build_index_from_sections((url, title, page_search_sections(title, html)) for url, title, html in pages)
+
+
+def build_index_from_sections(pages: Iterable[tuple[str, str, list[SearchSection]]]) -> dict:
+    """Index of (url, title, page_search_sections(title, body HTML)) pages."""
     index_pages: list[list[str]] = []
     sections: list[list] = []
     grams: dict[str, list[int]] = {}
     words: dict[str, list[int]] = {}
-    for url, title, body_html in pages:
+    for url, title, page_secs in pages:
         page_no = len(index_pages)
         index_pages.append([url, title])
-        for n, (heading, anchor, text) in enumerate(page_sections(body_html)):
+        for heading, anchor, text, section_grams, section_words in page_secs:
             section_no = len(sections)
             sections.append([page_no, heading, anchor, text])
-            searchable = f"{title if n == 0 else ''} {heading} {text}"
-            for g in cjk_grams(searchable):
-                grams.setdefault(g, []).append(section_no)
-            for w in latin_words(searchable):
-                words.setdefault(w, []).append(section_no)
+            for g in section_grams:
+                postings = grams.get(g)
+                if postings is None:
+                    grams[g] = [section_no]
+                else:
+                    postings.append(section_no)
+            for w in section_words:
+                postings = words.get(w)
+                if postings is None:
+                    words[w] = [section_no]
+                else:
+                    postings.append(section_no)
     return {"v": INDEX_VERSION, "pages": index_pages, "sections": sections,
             "grams": dict(sorted(grams.items())), "words": dict(sorted(words.items()))}
 
@@ -147,7 +174,11 @@ def index_script(index: dict) -> bytes:
     return f"window.{GLOBAL_NAME}={payload};\n".encode("utf-8")
 
 
+SECTIONS_ENV_KEY = "search_sections"  # a page's page_search_sections(), stored when its body is rendered
+
+
 def search_index_files(pages: list["Page"]) -> dict[str, bytes]:
     """{"assets/search-index.js": …} for the rendered pages (the index page is not searched)."""
-    entries = [(p.source.url, p.source.title, p.body_html) for p in pages if p.source.kind != "index"]
-    return {INDEX_FILE: index_script(build_index(entries))}
+    entries = [(p.source.url, p.source.title, p.env[SECTIONS_ENV_KEY] if SECTIONS_ENV_KEY in p.env
+                else page_search_sections(p.source.title, p.body_html)) for p in pages if p.source.kind != "index"]
+    return {INDEX_FILE: index_script(build_index_from_sections(entries))}

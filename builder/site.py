@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from . import assets, checks, incremental, math as mathstage, output, pages as pagestage, search_index
+from . import assets, checks, incremental, math as mathstage, output, search_index
 from .content import SiteSource, SourcePage, load_site
 from .errors import BuildFailed, Code, Problems
 from .markdown import create_markdown
@@ -168,8 +168,7 @@ def build_site(options: BuildOptions | None = None) -> BuildResult:
         files.update(incremental.by_pages_cached(  # before templates: they link it with its hash
             options, "search", pages, lambda: search_index.search_index_files(pages)))
         urls = assets.asset_urls(files)
-        files.update(incremental.templates_cached(
-            options, pages, urls, lambda: pagestage.render_pages(site, pages, options, problems, urls), problems))
+        files.update(incremental.templates_cached(options, site, pages, urls, problems))
     if problems:
         raise BuildFailed(problems)
 

@@ -125,3 +125,38 @@ def test_parallel_build_is_byte_identical_to_serial_build(make_content, tmp_path
     serial = site_bytes(1, "serial")
     assert parallel.keys() == serial.keys() and len(parallel) > 12
     assert [k for k in parallel if parallel[k] != serial[k]] == []
+
+
+def test_text_edit_re_renders_one_template_yet_every_page_links_the_new_search_index(course, monkeypatch):
+    from builder import pages as pagestage
+
+    course()
+    templated: list[str] = []
+    original = pagestage.render_page
+
+    def spy(env, site, page, *args):
+        templated.append(page.source.rel.rsplit("/", 1)[-1])
+        return original(env, site, page, *args)
+
+    monkeypatch.setattr(pagestage, "render_page", spy)
+    course.write("c.md", page("页面 C", "## 第三节\n\n独一无二的新词。"))
+    assert course() == ["c.md"]
+    assert templated == ["c.md"]  # same reading time, titles and navigation: no other page's context changed
+    out: Path = course.options.out_dir
+    index_js = (out / "assets" / "search-index.js").read_bytes()
+    assert "独一无二的新词".encode() in index_js
+    import hashlib
+    expected = f'data-search-index="assets/search-index.js?v={hashlib.sha256(index_js).hexdigest()[:10]}"'
+    for html_file in out.glob("*.html"):
+        html = html_file.read_text(encoding="utf-8")
+        assert expected in html, html_file.name  # cached pages got the new index URL too
+        assert "\ufdd0" not in html
+
+
+def test_title_edit_reaches_every_page_that_shows_it(course):
+    course()
+    course.write("b.md", page("页面 B 改名", "## 第二节 {#two}\n\n$$\n\\sqrt{d_k}\n$$\n\n回到[页面 A](a.html#one)。"))
+    assert course() == ["b.md"]
+    out: Path = course.options.out_dir
+    for name in ("a.html", "c.html", "index.html"):  # the course data on every page lists every title
+        assert "页面 B 改名" in (out / name).read_text(encoding="utf-8"), name

@@ -11,6 +11,7 @@ import hashlib
 import os
 import pickle
 import sqlite3
+import threading
 import time
 from pathlib import Path
 from typing import Any, Callable, Iterable
@@ -75,15 +76,7 @@ class BuildCache:
     """key → picklable value, in sqlite (when `path` is given) plus this process's memory."""
 
     def __init__(self, path: Path | None):
-        self.db: sqlite3.Connection | None = None
-        if path is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            self.db = sqlite3.connect(path, timeout=30)
-            # A cache, not a record: write-ahead log without an fsync per commit (NORMAL keeps the file
-            # consistent after a crash; at worst the last entries are lost and recomputed).
-            self.db.execute("PRAGMA journal_mode=WAL")
-            self.db.execute("PRAGMA synchronous=NORMAL")
-            self.db.execute("CREATE TABLE IF NOT EXISTS entry (key TEXT PRIMARY KEY, value BLOB NOT NULL)")
+        self.db: sqlite3.Connection | None = _connection(path) if path is not None else None
 
     def get_many(self, keys: list[str]) -> dict[str, Any]:
         found = {k: _memory[k] for k in keys if k in _memory}
@@ -115,15 +108,37 @@ class BuildCache:
         self.put_many({key: value})
 
     def close(self) -> None:
-        if self.db is not None:
-            self.db.close()
-            self.db = None
+        self.db = None  # the connection stays open for the process's next build (see _connection)
 
     def __enter__(self) -> "BuildCache":
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+_connections: dict[str, sqlite3.Connection] = {}
+_connections_lock = threading.Lock()
+
+
+def _connection(path: Path) -> sqlite3.Connection:
+    """One connection per cache file per process, kept open: closing the last connection checkpoints the
+    write-ahead log with an fsync (~50 ms), which a rebuild in the authoring server would pay every time.
+    Builds in one process never overlap (the server builds one at a time), so the connection may be used
+    from whichever thread runs the build."""
+    key = str(path.resolve())
+    with _connections_lock:
+        db = _connections.get(key)
+        if db is None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            db = sqlite3.connect(path, timeout=30, check_same_thread=False)
+            # A cache, not a record: write-ahead log without an fsync per commit (NORMAL keeps the file
+            # consistent after a crash; at worst the last entries are lost and recomputed).
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.execute("CREATE TABLE IF NOT EXISTS entry (key TEXT PRIMARY KEY, value BLOB NOT NULL)")
+            _connections[key] = db
+        return db
 
 
 def _remember(key: str, value: Any) -> Any:

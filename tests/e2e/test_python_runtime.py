@@ -88,15 +88,8 @@ def http_server(harness_root):
     server.server_close()
 
 
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        exe = _chromium()
-        b = p.chromium.launch(executable_path=exe, args=CHROMIUM_ARGS) if exe else p.chromium.launch(args=CHROMIUM_ARGS)
-        yield b
-        b.close()
+# The browser is the session-wide `browser` fixture of tests/e2e/conftest.py: one Playwright per test
+# process (a second sync_playwright() in the same process fails with "Sync API inside the asyncio loop").
 
 
 class Session:

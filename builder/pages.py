@@ -84,13 +84,19 @@ def course_outline(items: dict[str, NavItem]) -> dict[str, list[NavItem]]:
     return {"modules": modules, "explainers": explainers}
 
 
-def course_data_json(outline: dict[str, list[NavItem]], pages: list["Page"]) -> str:
-    """The course for progress tracking (theme/js/site/progress.js): written pages in course order
-    (modules by number, then explainers) with each page's quiz ids. Safe inside <script>."""
+def course_entries(outline: dict[str, list[NavItem]], pages: list["Page"]) -> list[dict[str, Any]]:
+    """Written pages in course order (modules by number, then explainers) with each page's quiz ids."""
     quizzes = {p.source.slug: list(p.env.get("quiz_ids", [])) for p in pages}
-    order = [{"slug": i.slug, "url": i.url, "title": i.title, "quizzes": quizzes.get(i.slug, [])}
-             for i in outline["modules"] + outline["explainers"] if not i.planned]
-    return json.dumps({"v": 1, "pages": order}, ensure_ascii=False).replace("</", "<\\/")
+    return [{"slug": i.slug, "url": i.url, "title": i.title, "quizzes": quizzes.get(i.slug, [])}
+            for i in outline["modules"] + outline["explainers"] if not i.planned]
+
+
+def course_data_json(entries: list[dict[str, Any]]) -> str:
+    """The course for progress tracking (theme/js/site/progress.js), safe inside <script>.
+
+    Only the index needs the whole course (cards, 继续学习); any other page gets just its own entry,
+    so a page's size and cache key do not grow with the number of pages in the course."""
+    return json.dumps({"v": 1, "pages": entries}, ensure_ascii=False).replace("</", "<\\/")
 
 
 _environments: dict[tuple[str, str], jinja2.Environment] = {}  # (templates dir, their digest) → environment
@@ -143,20 +149,30 @@ def render_pages(site: SiteSource, pages: list["Page"], options: "BuildOptions",
     env = make_environment(options, templates_digest)
     items = nav_items(site, pages)
     outline = course_outline(items)
-    course_data = course_data_json(outline, pages)
+    entries = course_entries(outline, pages)
+    full_course_data = course_data_json(entries)
+    entry_of = {e["slug"]: e for e in entries}
     search_url = asset_urls.get(SEARCH_INDEX_ASSET)
     context_assets = dict(asset_urls)
     if search_url is not None:
         context_assets[SEARCH_INDEX_ASSET] = SEARCH_INDEX_PLACEHOLDER
-    shared_key = cachestore.digest(
-        "html", templates_digest, site.series, site.title, course_data, repr(outline),
-        json.dumps(context_assets, sort_keys=True))
+    shared_key = cachestore.digest("html", templates_digest, site.series, site.title,
+                                   json.dumps(context_assets, sort_keys=True))
+    is_index = {page.source.slug: page.source.meta["kind"] == "index" for page in pages}
+
+    def course_data_of(page: "Page") -> str:
+        slug = page.source.slug
+        if is_index[slug]:
+            return full_course_data
+        return course_data_json([entry_of[slug]] if slug in entry_of else [])
 
     def html_key(page: "Page") -> str | None:
         if "page_key" not in page.env:
             return None
         slug, meta = page.source.slug, page.source.meta
-        return cachestore.digest(shared_key, page.env["page_key"], repr(items[slug]),
+        # Only the index shows the whole outline; other pages depend on their own and prev/next items.
+        site_wide = repr(outline) if is_index[slug] else ""
+        return cachestore.digest(shared_key, page.env["page_key"], repr(items[slug]), course_data_of(page), site_wide,
                                  repr(items.get(meta.get("prev", ""))), repr(items.get(meta.get("next", ""))))
 
     keys = [html_key(page) for page in pages]
@@ -166,7 +182,7 @@ def render_pages(site: SiteSource, pages: list["Page"], options: "BuildOptions",
     for page, key in zip(pages, keys):
         html = cached.get(key) if key is not None else None
         if html is None:
-            html = render_page(env, site, page, items, outline, course_data, context_assets, problems)
+            html = render_page(env, site, page, items, outline, course_data_of(page), context_assets, problems)
             if html is None:
                 continue
             if key is not None:

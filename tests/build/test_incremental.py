@@ -158,5 +158,16 @@ def test_title_edit_reaches_every_page_that_shows_it(course):
     course.write("b.md", page("页面 B 改名", "## 第二节 {#two}\n\n$$\n\\sqrt{d_k}\n$$\n\n回到[页面 A](a.html#one)。"))
     assert course() == ["b.md"]
     out: Path = course.options.out_dir
-    for name in ("a.html", "c.html", "index.html"):  # the course data on every page lists every title
-        assert "页面 B 改名" in (out / name).read_text(encoding="utf-8"), name
+    assert "页面 B 改名" in (out / "index.html").read_text(encoding="utf-8")  # the index lists every title
+    for name in ("a.html", "c.html"):  # other pages carry only their own course entry (and no nav to B)
+        assert "页面 B 改名" not in (out / name).read_text(encoding="utf-8"), name
+
+
+def test_title_edit_reaches_the_pages_that_link_to_it_in_prev_next(course):
+    course()
+    course.write("a.md", "---\ntitle: 页面 A\nslug: a\nnext: b\n---\n## 第一节 {#one}\n\n正文。\n")
+    course()
+    course.write("b.md", page("页面 B 又改名", "## 第二节 {#two}\n\n回到[页面 A](a.html#one)。"))
+    course()
+    out: Path = course.options.out_dir
+    assert "页面 B 又改名" in (out / "a.html").read_text(encoding="utf-8")  # a's 下一篇 shows the new title

@@ -6,7 +6,8 @@ Build side, in page order:
              (one namespace per page, like a notebook) in a child Python process with a per-cell timeout;
              outputs are cached content-addressed under <cache_dir>/cells/ so a warm build executes nothing
     render → each cell becomes a highlighted <pre> of its source (readable without JavaScript) plus the
-             captured "构建时输出"; theme/js/cells.js later swaps the <pre> for a CodeMirror editor.
+             captured "构建时输出"; theme/js/cells.js later swaps the <pre> for a CodeMirror editor
+             (assets/editor.js, loaded only when the reader is about to edit or run code).
 
 Why a child process: a runaway cell (`while True: pass`) must become a clear build error, not a hung build,
 and user code must not be able to disturb the builder's own state (sys.modules, cwd, stdout).
@@ -36,8 +37,12 @@ from markdown_it import MarkdownIt
 from markdown_it.common.utils import escapeHtml
 from markdown_it.token import Token
 
+from pygments import format as pygments_format
+from pygments.formatters import HtmlFormatter
+from pygments.lexers import PythonLexer
+from pygments.token import STANDARD_TYPES, Token
+
 from .errors import Code
-from .highlight import highlight
 from .plugins.directive import register_directive, report, source_line, split_option_lines
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -430,6 +435,34 @@ def execute_page(cells: list[Cell], env: dict, cache_dir: Path | None, root: Pat
 
 # ------------------------------------------------------------------------------------------- rendering
 
+# The Pygments classes theme/css/base.css colours (.hl-k, .hl-s2, …). A token of any other type (names,
+# punctuation, whitespace: most of the tokens) gets no <span>: it would be unstyled markup, ~40 % of the
+# static code's bytes. tests/unit/test_cells.py checks this set against base.css.
+STYLED_CLASSES = frozenset({
+    "k", "kn", "kc", "kd", "kr", "ow",              # keywords
+    "s", "s1", "s2", "sd", "sa", "si", "se",        # strings
+    "m", "mi", "mf", "mh",                          # numbers
+    "c", "c1", "cm", "ch",                          # comments
+    "nf", "nb", "bp", "fm",                         # functions, builtins
+    "o",                                            # operators
+})
+_CELL_FORMATTER = HtmlFormatter(nowrap=True, classprefix="hl-")
+
+
+def _css_class(ttype: Any) -> str:
+    while ttype not in STANDARD_TYPES:  # a token subtype Pygments has no class for uses its parent's
+        ttype = ttype.parent
+    return STANDARD_TYPES[ttype]
+
+
+def highlight_cell_source(code: str) -> str:
+    """The cell's Python as HTML: spans (hl- classes) only on the tokens the theme colours, the rest as
+    escaped text (consecutive plain tokens merge into one text run)."""
+    tokens = PythonLexer(stripnl=False, ensurenl=False).get_tokens(code)
+    plain = ((ttype if _css_class(ttype) in STYLED_CLASSES else Token.Text, value) for ttype, value in tokens)
+    return pygments_format(plain, _CELL_FORMATTER)
+
+
 
 def _output_html(out: CellOutput | None) -> str:
     """The build-time output, as escaped text in the same structure cells.js produces after a run."""
@@ -453,7 +486,7 @@ def _output_html(out: CellOutput | None) -> str:
 
 def render_cell(cell: Cell, first: bool) -> str:
     """One cell: a toolbar, the highlighted source (the editor replaces it), the build-time output."""
-    code_html = highlight(cell.code, "python", "") or escapeHtml(cell.code)
+    code_html = highlight_cell_source(cell.code)
     n_lines = cell.code.count("\n")
     attrs = [f'id="{escapeHtml(cell.element_id)}"', f'data-cell-id="{escapeHtml(cell.id)}"',
              f'data-source-hash="{cell.source_hash}"', f'style="--cell-lines: {n_lines}"']
@@ -470,7 +503,10 @@ def render_cell(cell: Cell, first: bool) -> str:
         f'<button type="button" class="cell-btn cell-reset" data-action="reset" disabled title="恢复作者的原始代码">↺ 重置</button>'
         '</div>'
     )
-    source = (f'<div class="cell-editor"><pre class="cell-source" aria-label="Python 代码"><code class="language-python">'
+    # Focusable (tabindex): the reader can scroll it with the keyboard and run it with Ctrl/⌘+Enter before
+    # the editor has loaded; cells.js adds the key handling and later swaps this <pre> for CodeMirror.
+    source = (f'<div class="cell-editor"><pre class="cell-source" tabindex="0" '
+              f'aria-label="Python 代码（单元 {escapeHtml(cell.id)}）"><code class="language-python">'
               f'{code_html}</code></pre></div>')
     notice = '<div class="cell-notice" role="status" hidden></div>'
     inner = toolbar + notice + source + _output_html(cell.output)

@@ -2,7 +2,9 @@
 
 Booting Pyodide costs seconds, so the tests that need Python share ONE page per transport (module scope,
 in file order); the editor-only tests (autocomplete, persistence, no layout shift) use fresh pages and
-never load Python. Every page fails its test on console errors, uncaught exceptions or a request that
+never load Python. The page ships highlighted static code; CodeMirror (assets/editor.js) arrives only when
+the reader focuses or runs a cell or scrolls near the code, so the tests click into a cell like a reader
+and wait for it to become an editor (`data-editor="ready"`). Every page fails its test on console errors, uncaught exceptions or a request that
 leaves the site. Timings go to test-artifacts/cells-timings.json.
 """
 from __future__ import annotations
@@ -35,7 +37,6 @@ def py_page(request, browser, http_base, file_base):
     page.dialogs = []  # type: ignore[attr-defined]
     page.on("dialog", lambda d: (page.dialogs.append(d.message), d.dismiss()))
     page.goto(base + PAGE)
-    page.wait_for_selector(".code-cell .cm-editor")
     page.transport = request.param  # type: ignore[attr-defined]
     yield page
     _close_and_check(context, page)
@@ -46,11 +47,31 @@ def logs(page) -> list[str]:
     return page.eval_on_selector_all(".code-cell .cell-log", "els => els.map(e => e.textContent)")
 
 
+def focus_code(page, cell: str) -> None:
+    """Click into a cell's code like a reader: the static code asks for the editor, which takes the focus."""
+    page.click(f"{cell} .cell-editor")
+    page.wait_for_selector(f"{cell}[data-editor='ready'] .cm-content:focus")
+
+
 def set_code(page, cell: str, code: str) -> None:
     """Replace a cell's code like a reader would (focus, select all, type) — without auto-indent noise."""
-    page.click(f"{cell} .cm-content")
+    focus_code(page, cell)
     page.keyboard.press("ControlOrMeta+a")
     page.keyboard.insert_text(code)
+
+
+def shown_code(page, cell: str) -> str:
+    """The code a reader sees in the cell: the editor's text, or the static code before the editor exists."""
+    return page.evaluate("""sel => {
+        const s = document.querySelector(sel);
+        const lines = s.querySelectorAll('.cm-content .cm-line');  // short cells: CodeMirror renders every line
+        return s.querySelector('.cm-content') ? [...lines].map(l => l.textContent).join('\\n')
+            : s.querySelector('.cell-source').textContent.replace(/\\n$/, '');
+    }""", cell)
+
+
+def wait_for_editors(page) -> None:
+    page.wait_for_function("[...document.querySelectorAll('.code-cell')].every(s => s.dataset.editor === 'ready')")
 
 
 def wait_status(page, cell: str, pattern: str, timeout: float = 60_000) -> str:
@@ -115,9 +136,36 @@ def test_ctrl_enter_runs_and_reports_the_time(py_page):
     TIMINGS.setdefault(page.transport, {})["warm_ctrl_enter_to_output_median_s"] = round(statistics.median(times), 3)
 
 
+def test_static_code_runs_with_ctrl_enter_before_the_editor_arrives(py_page):
+    """A slow connection: the editor bundle is still on its way, yet Ctrl/⌘+Enter on the focused static
+    code runs it; when the editor arrives it takes over the focus."""
+    if py_page.transport != "http":
+        pytest.skip("holding a script back needs request routing (http); the key handling is the same on file://")
+    page = py_page.context.new_page()  # same profile as py_page: Python comes from the browser cache
+    page.on("console", py_page.watch.on_console)
+    page.on("pageerror", py_page.watch.on_page_error)
+    held = []
+    page.route("**/assets/editor.js*", lambda route: held.append(route))  # not answered until the run is done
+    page.add_init_script("window.__courseNoPrefetch = true;")
+    page.goto(py_page.base + PAGE)
+    cell = "#cell-attention-fn"
+    build_log = page.text_content(f"{cell} .cell-log")
+    page.focus(f"{cell} .cell-source")
+    page.keyboard.press("ControlOrMeta+Enter")
+    assert wait_status(page, cell, "完成|出错").startswith("完成")
+    assert page.text_content(f"{cell} .cell-log") == build_log
+    assert page.get_attribute(f"{cell} .cell-output", "data-origin") == "browser"
+    assert held and page.locator(".cm-editor").count() == 0
+    for route in held:
+        route.continue_()
+    page.wait_for_selector(f"{cell}[data-editor='ready'] .cm-content:focus")
+    wait_for_editors(page)
+    page.close()
+
+
 def test_shift_enter_runs_and_moves_to_the_next_cell(py_page):
     page = py_page
-    page.click("#cell-attention-fn .cm-content")  # self-contained, so it runs fine in any namespace state
+    focus_code(page, "#cell-attention-fn")  # self-contained, so it runs fine in any namespace state
     page.keyboard.press("Shift+Enter")
     assert page.evaluate("!!document.activeElement.closest('#cell-qkv-projection')")
     assert wait_status(page, "#cell-attention-fn", "完成|出错").startswith("完成")
@@ -205,7 +253,32 @@ def test_stop_interrupts_an_endless_loop_and_python_comes_back(py_page):
 def open_without_python(page) -> None:
     page.add_init_script("window.__courseNoPrefetch = true;")  # these tests never need Python
     page.goto(page.base + PAGE)
-    page.wait_for_selector(".code-cell .cm-editor")
+
+
+def test_the_editor_loads_only_when_needed_and_the_caret_lands_where_the_reader_clicked(page):
+    page.add_init_script("window.__courseNoIdleEditor = true;")  # only the reader's click may load it
+    open_without_python(page)
+    page.wait_for_timeout(300)
+    lazy = ("/assets/editor.js", "/assets/numpy-completions.js")
+    assert not [u for u in page.watch.requests if any(name in u for name in lazy)]
+    assert page.locator(".cm-editor").count() == 0
+    assert page.eval_on_selector_all(".code-cell", "els => els.map(e => e.dataset.editor)") == ["static"] * len(CELL_IDS)
+    assert page.eval_on_selector_all(".cell-source", "els => els.every(e => e.tabIndex === 0)")
+
+    cell = "#cell-causal-mask"
+    lines = shown_code(page, cell).split("\n")
+    page.locator(f"{cell} .cell-source").scroll_into_view_if_needed()
+    box = page.locator(f"{cell} .cell-source").bounding_box()
+    line_height = float(page.eval_on_selector(f"{cell} .cell-source", "e => parseFloat(getComputedStyle(e).lineHeight)"))
+    top = float(page.eval_on_selector(f"{cell} .cell-source", "e => parseFloat(getComputedStyle(e).paddingTop)"))
+    # the far right of the second line: the caret must end up at the end of that line
+    page.mouse.click(box["x"] + box["width"] - 8, box["y"] + top + 1.5 * line_height)
+    page.wait_for_selector(f"{cell}[data-editor='ready'] .cm-content:focus")
+    page.keyboard.type("  # 读者")
+    assert shown_code(page, cell).split("\n") == [lines[0], lines[1] + "  # 读者", *lines[2:]]
+    assert [u for u in page.watch.requests if "/assets/editor.js" in u]
+    wait_for_editors(page)  # the other cells follow, one per task
+    page.click(f"{cell} .cell-reset")
 
 
 def test_autocomplete_lists_numpy_members_before_python_loads(page):
@@ -236,45 +309,69 @@ def test_autocomplete_lists_numpy_members_before_python_loads(page):
 def test_edits_survive_a_reload_and_reset_restores_the_original(page):
     open_without_python(page)
     cell = "#cell-causal-mask"
-    original = page.locator(f"{cell} .cm-content").inner_text()
+    original = shown_code(page, cell)
     set_code(page, cell, "print('我的修改')")
     assert page.locator(f"{cell} .cell-modified").is_visible()
     page.wait_for_timeout(100)
     page.reload()
-    page.wait_for_selector(f"{cell} .cm-editor")
-    assert page.locator(f"{cell} .cm-content").inner_text() == "print('我的修改')"
+    # shown at once, as static text; the editor is loaded without waiting for the reader
+    assert shown_code(page, cell) == "print('我的修改')"
+    page.wait_for_selector(f"{cell}[data-editor='ready']")
+    assert shown_code(page, cell) == "print('我的修改')"
     assert page.locator(f"{cell} .cell-modified").is_visible()
     assert page.locator(f"{cell} .cell-modified").inner_text() == "已修改"
 
     page.click(f"{cell} .cell-reset")
-    assert page.locator(f"{cell} .cm-content").inner_text() == original
+    assert shown_code(page, cell) == original
     assert not page.locator(f"{cell} .cell-modified").is_visible()
     page.reload()
-    page.wait_for_selector(f"{cell} .cm-editor")
-    assert page.locator(f"{cell} .cm-content").inner_text() == original
+    assert shown_code(page, cell) == original
+
+
+def test_reset_before_the_editor_loads_restores_the_highlighted_original(page):
+    page.add_init_script("window.__courseNoIdleEditor = true;")
+    open_without_python(page)
+    cell = "#cell-causal-mask"
+    original = shown_code(page, cell)
+    original_html = page.inner_html(f"{cell} .cell-source")
+    page.evaluate("""() => localStorage.setItem('attention-course:cell:v1:' + document.body.dataset.page +
+        ':causal-mask', JSON.stringify({base: document.querySelector('#cell-causal-mask').dataset.sourceHash,
+        code: 'print("改过")'}))""")
+    page.route("**/assets/editor.js*", lambda route: None)  # never arrives (http); file:// is not held
+    page.reload()
+    if page.base.startswith("http"):
+        page.wait_for_timeout(200)
+        assert page.get_attribute(cell, "data-editor") != "ready"
+    assert shown_code(page, cell) == 'print("改过")' and page.locator(f"{cell} .cell-modified").is_visible()
+    page.click(f"{cell} .cell-reset")
+    assert shown_code(page, cell) == original and not page.locator(f"{cell} .cell-modified").is_visible()
+    if page.base.startswith("http"):
+        assert page.inner_html(f"{cell} .cell-source") == original_html
+    page.unroute("**/assets/editor.js*")
 
 
 def test_a_stale_edit_is_offered_not_applied(page):
     """The author changed the cell since the edit was saved: the reader chooses what happens."""
     open_without_python(page)
     cell = "#cell-causal-mask"
-    original = page.locator(f"{cell} .cm-content").inner_text()
+    original = shown_code(page, cell)
     page.evaluate("""() => localStorage.setItem('attention-course:cell:v1:' + document.body.dataset.page +
         ':causal-mask', JSON.stringify({base: 'an-older-source', code: 'print(\"旧的修改\")'}))""")
     page.reload()
-    page.wait_for_selector(f"{cell} .cm-editor")
-    assert page.locator(f"{cell} .cm-content").inner_text() == original
+    assert shown_code(page, cell) == original
     notice = page.locator(f"{cell} .cell-notice")
     assert "作者更新了" in notice.inner_text()
     notice.get_by_role("button", name="恢复我的修改").click()
-    assert page.locator(f"{cell} .cm-content").inner_text() == 'print("旧的修改")'
+    assert shown_code(page, cell) == 'print("旧的修改")'
     assert not notice.is_visible()
+    focus_code(page, cell)
+    assert shown_code(page, cell) == 'print("旧的修改")'
 
 
 def test_keyboard_can_leave_the_editor(page):
     open_without_python(page)
     cell = "#cell-causal-mask"
-    page.click(f"{cell} .cm-content")
+    focus_code(page, cell)
     page.keyboard.press("Home")
     before = page.locator(f"{cell} .cm-content").inner_text()
     page.keyboard.press("Tab")  # Tab indents: it belongs to the editor…
@@ -286,14 +383,20 @@ def test_keyboard_can_leave_the_editor(page):
 
 
 def test_the_editor_replaces_the_static_code_without_moving_the_page(browser, http_base):
-    """Same height with and without JavaScript: swapping the <pre> for CodeMirror causes no layout shift."""
+    """Same height with and without JavaScript: swapping the <pre> for CodeMirror causes no layout shift.
+    The reader only scrolls towards the code: the editor comes at an idle moment, with no layout shift."""
     heights = {}
     for js in (False, True):
         context = browser.new_context(java_script_enabled=js, viewport={"width": 1280, "height": 900})
         page = context.new_page()
+        page.add_init_script("""window.__shift = 0; new PerformanceObserver((list) => {
+            for (const e of list.getEntries()) window.__shift += e.value; }).observe({type: 'layout-shift', buffered: true});""")
         page.goto(http_base + PAGE)
         if js:
-            page.wait_for_selector(".code-cell .cm-editor")
+            page.evaluate("window.__shift = 0")  # from here on: KaTeX's font swap at load is not ours
+            page.locator(".code-cell").first.scroll_into_view_if_needed()
+            wait_for_editors(page)
+            assert page.evaluate("window.__shift") == 0
         heights[js] = page.eval_on_selector_all(".code-cell .cell-editor",
                                                 "els => els.map(e => e.getBoundingClientRect().height)")
         if not js:

@@ -179,10 +179,30 @@ def test_site_build_links_the_editor_only_on_pages_with_cells(make_content, tmp_
     out = tmp_path / "site"
     build(make_content.dir, out)
     html = (out / "cells-page.html").read_text("utf-8")
-    assert re.search(r'<script src="assets/cells\.js\?v=\w+" data-completions="assets/numpy-completions\.js\?v=\w+"',
-                     html)
-    assert (out / "assets" / "numpy-completions.js").is_file() and (out / "assets" / "cells.js").is_file()
+    tag = re.search(r'<script src="assets/cells\.js\?v=\w+" data-editor="(assets/editor\.js\?v=\w+)" '
+                    r'data-completions="(assets/numpy-completions\.js\?v=\w+)" defer>', html)
+    assert tag, "the small cells.js is linked, with the URLs of the lazily loaded editor and completions"
+    for url in tag.groups():
+        assert (out / url.split("?")[0]).is_file()
+        assert f'src="{url}"' not in html, "the editor and the completions are never loaded up front"
+    eager, lazy = ((out / "assets" / name).stat().st_size for name in ("cells.js", "editor.js"))
+    assert eager < 30_000 < lazy, (eager, lazy)  # CodeMirror lives in the lazy bundle only
     assert "cells.js" not in (out / "index.html").read_text("utf-8")
+
+
+def test_static_code_spans_only_the_tokens_the_theme_colours() -> None:
+    """Unstyled spans (names, punctuation) are dropped; the text and every coloured token are kept."""
+    css = (ROOT / "theme" / "css" / "base.css").read_text("utf-8")
+    assert cells.STYLED_CLASSES == set(re.findall(r"\.hl-(\w+)", css))
+    code = "import numpy as np\n\ndef f(x, y=2.5):  # 注释 <b>\n    return np.exp(x) @ y if x is not None else 'a<b>'\n"
+    html = cells.highlight_cell_source(code)
+    used = set(re.findall(r'<span class="hl-(\w+)">', html))
+    assert used and used <= cells.STYLED_CLASSES
+    assert {"kn", "k", "nf", "mf", "c1", "o", "ow", "kc", "s1"} <= used
+    assert html.count("<span") == html.count("</span>")
+    text = re.sub(r"</?span[^>]*>", "", html)
+    assert "<b>" not in text and text.replace("&lt;", "<").replace("&gt;", ">").replace("&#39;", "'") \
+        .replace("&quot;", '"').replace("&amp;", "&") == code
 
 
 # ----------------------------------------------------------------------------------------- completions

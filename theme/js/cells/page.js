@@ -1,9 +1,12 @@
 // Controller for the code cells of one page: one shared Python namespace (one runtime), run/stop/reset
 // per cell, "全部运行", loading progress, persistence of edits.
-import { createEditor, setCode, setErrorLine } from "./editor.js";
+// The page starts with the build-time highlighted <pre> of each cell (focusable; Ctrl/⌘+Enter runs it).
+// CodeMirror (assets/editor.js) is loaded only when needed — focus or click on the code, 运行, or an idle
+// moment once the cells are near the viewport — and then replaces each <pre> with an editor of the same
+// height, one cell per task so no long task blocks the page.
 import { OutputView } from "./output.js";
 import { loadEdit, saveEdit, clearEdit } from "./storage.js";
-import { courseCompletionSource, loadCompletionData } from "./completions.js";
+import { loadEditor, whenIdleAfterLoad } from "./lazy-editor.js";
 
 const seconds = (ms) => `${(ms / 1000).toFixed(2)} s`;
 const ERROR_LINE_RE = /File "<cell-([^>]*)>", line (\d+)/g;
@@ -25,9 +28,12 @@ class Cell {
     this.readOnly = section.hasAttribute("data-readonly");
     this.expectError = section.hasAttribute("data-expect-error");
     this.sourceHash = section.dataset.sourceHash;
-    const pre = section.querySelector(".cell-source");
-    this.original = pre.textContent.replace(/\n$/, "");
+    this.pre = section.querySelector(".cell-source");
+    this.originalHTML = this.pre.innerHTML;
+    this.original = this.pre.textContent.replace(/\n$/, "");
     this.code = this.original;
+    this.view = null; // the CodeMirror view, once upgraded
+    this.errorLineNumber = null;
     this.ranGeneration = -1;
     this.running = false;
     this.buttons = {
@@ -39,19 +45,8 @@ class Cell {
     this.notice = section.querySelector(".cell-notice");
     this.output = new OutputView(section.querySelector(".cell-output"));
     this.applyStoredEdit();
-    this.view = createEditor({
-      pre,
-      code: this.code,
-      readOnly: this.readOnly,
-      label: `Python 代码（单元 ${this.id}）`,
-      completionSource: courseCompletionSource(() => page.cells.map((c) => c.code), page.completionsURL),
-      handlers: {
-        run: () => this.run(),
-        runAndNext: () => { this.run(); page.focusAfter(this); },
-        change: (code) => this.onEdit(code),
-      },
-    });
-    this.view.contentDOM.addEventListener("focus", () => page.warmUp(), { once: true });
+    this.wireStaticCode();
+    section.dataset.editor = "static";
     this.buttons.run.addEventListener("click", () => this.run());
     this.buttons.stop.addEventListener("click", () => page.stop());
     this.buttons.reset.addEventListener("click", () => this.resetCode());
@@ -63,12 +58,81 @@ class Cell {
   applyStoredEdit() {
     const rec = loadEdit(this.page.slug, this.id);
     if (!rec || rec.code === this.original) return;
-    if (rec.base === this.sourceHash) { this.code = rec.code; return; }
+    if (rec.base === this.sourceHash) {
+      this.code = rec.code;
+      this.pre.firstElementChild.textContent = rec.code; // plain until the editor highlights it
+      this.page.editorSoon = true;
+      return;
+    }
     // The author changed this cell since the reader edited it: never apply the old edit silently.
     this.showNotice("作者更新了这个单元的代码，你之前的修改没有自动套用。", [
-      ["恢复我的修改", () => { setCode(this.view, rec.code); this.hideNotice(); }],
+      ["恢复我的修改", () => { this.setCode(rec.code); this.hideNotice(); }],
       ["丢弃我的修改", () => { clearEdit(this.page.slug, this.id); this.hideNotice(); }],
     ], "stale");
+  }
+
+  /** The static <pre>: focusable, runs on Ctrl/⌘+Enter, and asks for the editor on focus or click. */
+  wireStaticCode() {
+    const pre = this.pre;
+    pre.tabIndex = 0;
+    pre.setAttribute("aria-keyshortcuts", "Control+Enter Meta+Enter Shift+Enter");
+    pre.addEventListener("keydown", (e) => {
+      if (e.key !== "Enter" || e.altKey) return;
+      if (e.ctrlKey || e.metaKey) { e.preventDefault(); this.run(); }
+      else if (e.shiftKey) { e.preventDefault(); this.run(); this.page.focusAfter(this); }
+    });
+    pre.addEventListener("pointerdown", (e) => {
+      const box = pre.getBoundingClientRect();
+      this.pointer = { x: e.clientX - box.left, y: e.clientY - box.top };
+    });
+    pre.addEventListener("focus", () => {
+      this.focusPoint = this.pointer || null; // null: focused from the keyboard
+      this.pointer = null;
+      this.page.warmUp();
+      this.page.upgradeSoon(this);
+    });
+  }
+
+  /** Replace the <pre> by a CodeMirror editor (same font, padding, line height → same height). */
+  upgrade(api) {
+    if (this.view) return;
+    const hadFocus = document.activeElement === this.pre;
+    const pointer = this.focusPoint;
+    const page = this.page;
+    this.view = api.createEditor({
+      pre: this.pre,
+      code: this.code,
+      readOnly: this.readOnly,
+      label: `Python 代码（单元 ${this.id}）`,
+      completionSource: api.courseCompletionSource(() => page.cells.map((c) => c.code), page.completionsURL),
+      handlers: {
+        run: () => this.run(),
+        runAndNext: () => { this.run(); page.focusAfter(this); },
+        change: (code) => this.onEdit(code),
+      },
+    });
+    if (this.errorLineNumber) api.setErrorLine(this.view, this.errorLineNumber);
+    this.view.contentDOM.addEventListener("focus", () => page.warmUp(), { once: true });
+    this.section.dataset.editor = "ready";
+    if (hadFocus) {
+      // Keep the reader where they were: the caret goes where they clicked (or to the start).
+      const box = this.view.dom.getBoundingClientRect();
+      const pos = pointer ? this.view.posAtCoords({ x: box.left + pointer.x, y: box.top + pointer.y }) : null;
+      this.view.focus();
+      if (pos != null) this.view.dispatch({ selection: { anchor: pos } });
+    }
+  }
+
+  /** Set the code like an edit would (the editor when there is one, else the static <pre>). */
+  setCode(code) {
+    if (this.view) { this.page.editor.setCode(this.view, code); return; }
+    if (code === this.original) this.pre.innerHTML = this.originalHTML; // our own build-time markup
+    else this.pre.firstElementChild.textContent = code;
+    this.onEdit(code);
+  }
+
+  focus() {
+    (this.view || this.pre).focus();
   }
 
   onEdit(code) {
@@ -86,13 +150,13 @@ class Cell {
   }
 
   resetCode() {
-    setCode(this.view, this.original);
+    this.setCode(this.original);
     clearEdit(this.page.slug, this.id);
     this.clearErrorLine();
     this.output.restoreBuildOutput();
     this.hideNotice();
     this.updateModified();
-    this.view.focus();
+    this.focus();
   }
 
   showNotice(text, actions = [], kind = "") {
@@ -126,8 +190,14 @@ class Cell {
     this.buttons.run.disabled = on;
   }
 
+  /** Highlight the line that raised (1-based; null clears), now or as soon as the editor exists. */
+  setErrorLine(line) {
+    this.errorLineNumber = line;
+    if (this.view) this.page.editor.setErrorLine(this.view, line);
+  }
+
   clearErrorLine() {
-    setErrorLine(this.view, null);
+    this.setErrorLine(null);
   }
 
   run() {
@@ -169,7 +239,7 @@ class Cell {
     if (result.error) {
       const line = errorLine(result.error.traceback, this.id);
       this.output.setStatus(line ? `出错 · 第 ${line} 行` : "出错", "error");
-      setErrorLine(this.view, line);
+      this.setErrorLine(line);
       if (result.error.type === "NameError" && page.cells.slice(0, this.index).some((c) => c.ranGeneration !== page.generation)) {
         this.showNotice("上方还有单元没有在当前命名空间里运行过，这里用到的名字可能定义在那里。",
           [["运行上方单元", () => page.runAbove(this)]], "name");
@@ -182,7 +252,7 @@ class Cell {
 }
 
 export class CellsPage {
-  constructor(doc, sections, { completionsURL }) {
+  constructor(doc, sections, { completionsURL, editorURL }) {
     this.doc = doc;
     this.slug = doc.body.dataset.page || location.pathname;
     this.completionsURL = completionsURL;
@@ -192,6 +262,10 @@ export class CellsPage {
     this.barStatus = this.bar?.querySelector(".cells-bar-status");
     this.prelude = this.bar?.querySelector(".cells-prelude")?.textContent || "";
     this.runtime = window.CoursePython ? window.CoursePython.getRuntime() : null;
+    this.editorURL = editorURL;
+    this.editor = null; // the API of assets/editor.js, once loaded
+    this.editorSoon = false; // a stored edit is shown as plain text: highlight it without waiting for the reader
+    this.firstUpgrades = new Set();
     this.cells = sections.map((s, i) => new Cell(this, s, i));
     this.chain = Promise.resolve();
     const runAll = this.bar?.querySelector('[data-action="run-all"]');
@@ -201,6 +275,63 @@ export class CellsPage {
     }
     if (!this.runtime) this.setBarStatus("Python 运行环境不可用：只能查看构建时输出。", "error");
     this.watchForPrefetch();
+    this.watchForEditor();
+  }
+
+  /** Load the editor at an idle moment once a cell is within a screen or so of the viewport (or at once
+   * when a stored edit is on show); pages read from the top never download it before the reader gets close. */
+  watchForEditor() {
+    if (window.__courseNoIdleEditor) return;
+    if (this.editorSoon) { whenIdleAfterLoad(() => this.ensureEditor()); return; }
+    const io = new IntersectionObserver((entries) => {
+      if (entries.some((e) => e.isIntersecting)) { io.disconnect(); whenIdleAfterLoad(() => this.ensureEditor()); }
+    }, { rootMargin: "100% 0px" });
+    for (const c of this.cells) io.observe(c.section);
+  }
+
+  /** Load assets/editor.js (once) and upgrade every cell, `first` ones first, one cell per task. */
+  ensureEditor(first = []) {
+    for (const c of first) this.firstUpgrades.add(c);
+    if (!this.editorLoading) {
+      for (const c of this.cells) if (!c.view) c.section.dataset.editor = "loading";
+      this.editorLoading = loadEditor(this.editorURL).then((api) => {
+        this.editor = api;
+        this.upgradeAll();
+        return api;
+      }, (err) => {
+        // The static code keeps working (运行, Ctrl/⌘+Enter); only editing is unavailable.
+        this.editorLoading = null;
+        for (const c of this.cells) if (!c.view) c.section.dataset.editor = "static";
+        console.warn("code editor failed to load", err); // eslint-disable-line no-console
+      });
+    }
+    return this.editorLoading;
+  }
+
+  upgradeSoon(cell) {
+    if (this.editor) this.upgradeNow(cell);
+    else this.ensureEditor([cell]);
+  }
+
+  upgradeNow(cell) {
+    try {
+      cell.upgrade(this.editor);
+    } catch (err) {
+      cell.section.dataset.editor = "static";
+      console.warn("code editor failed to start", cell.id, err); // eslint-disable-line no-console
+    }
+  }
+
+  upgradeAll() {
+    // Focused/clicked cells first, then the rest top to bottom; yielding between cells keeps each task short.
+    const queue = [...this.firstUpgrades, ...this.cells.filter((c) => !this.firstUpgrades.has(c))];
+    const step = () => {
+      const cell = queue.shift();
+      if (!cell) return;
+      if (!cell.view) this.upgradeNow(cell);
+      if (queue.length) setTimeout(step, 0);
+    };
+    step();
   }
 
   setBarStatus(text, kind = "") {
@@ -213,13 +344,14 @@ export class CellsPage {
   watchForPrefetch() {
     if (!this.runtime || window.__courseNoPrefetch || navigator.connection?.saveData) return;
     const io = new IntersectionObserver((entries) => {
-      if (entries.some((e) => e.isIntersecting)) { io.disconnect(); this.warmUp(); }
+      if (entries.some((e) => e.isIntersecting)) { io.disconnect(); this.runtime.prefetch(); }
     }, { rootMargin: "800px 0px" });
     for (const c of this.cells) io.observe(c.section);
   }
 
+  /** The reader is at the code (focus): the editor, its autocomplete data and Python, all in the background. */
   warmUp() {
-    loadCompletionData(this.completionsURL);
+    this.ensureEditor().then((api) => api && api.loadCompletionData(this.completionsURL));
     if (this.runtime && !window.__courseNoPrefetch) this.runtime.prefetch();
   }
 
@@ -227,7 +359,7 @@ export class CellsPage {
     const next = this.cells.slice(cell.index + 1).find((c) => !c.hidden);
     if (next) {
       next.section.scrollIntoView({ block: "nearest" });
-      next.view.focus();
+      next.focus();
     }
   }
 
@@ -259,6 +391,7 @@ export class CellsPage {
   }
 
   run(cell) {
+    this.ensureEditor(); // whoever runs code is likely to edit it next
     if (!this.runtime) return Promise.resolve();
     cell.output.setStatus("排队中…", "queued");
     cell.buttons.stop.hidden = false;
@@ -321,7 +454,7 @@ export class CellsPage {
       const above = this.cells.slice(0, stopped.index);
       stopped.showNotice("已停止。Python 已重启，命名空间已重置：之前定义的变量都已清空。",
         above.length ? [["重新运行上方单元", () => this.runAbove(stopped)]] : [], "stopped");
-      stopped.view.focus();
+      stopped.focus();
     }
     this.setBarStatus("已停止，命名空间已重置。", "stopped");
   }

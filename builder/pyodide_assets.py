@@ -4,11 +4,11 @@
 
 * the http path: `pyodide.js`, `pyodide.asm.js`, `pyodide.asm.wasm`, `python_stdlib.zip`, a trimmed
   `pyodide-lock.json` (numpy + attention-core only), the NumPy wheel and the attention_core wheel;
-* the file:// path: for each of those a classic-script wrapper `<name>.js` that registers the bytes
-  (base64, or the text itself for .js/.json) in `self.__pyAssets[name]` — Chromium blocks fetch/XHR/
-  import()/Worker(url) on file:// but `<script src>` works;
-* `runtime-index.js`: `self.__pyRuntimeIndex = {...}` listing the assets with size, sha256, kind and
-  wrapper name (loaded by `<script>` in both modes, so the runtime knows what to load and how big it is).
+* the file:// path: for each of those classic-script wrappers `<name>.<i>.js`, each registering ≤ 1 MB of
+  the bytes as base64 in `self.__pyAssets["<name>/<i>"]` — Chromium blocks fetch/XHR/import()/Worker(url)
+  on file:// but `<script src>` works, and small chunks keep every main-thread parse task short;
+* `runtime-index.js`: `self.__pyRuntimeIndex = {...}` listing the assets with size, sha256 and wrapper
+  chunk names (loaded by `<script>` in both modes, so the runtime knows what to load and how big it is).
 
 Every copied asset is checked against `builder/pyodide_manifest.json` (sha256 + size); any mismatch is a
 `RuntimeAssetError` naming the file, both hashes and the fix.  Hashes of unchanged files are remembered
@@ -326,17 +326,23 @@ def trimmed_lock(manifest: dict, extra: dict[str, dict]) -> dict:
 # ------------------------------------------------------------------------------------------- writing
 
 
-def _wrapper_bytes(name: str, data: bytes, kind: str) -> bytes:
-    head = b"self.__pyAssets=self.__pyAssets||{};self.__pyAssets[" + json.dumps(name).encode() + b"]="
-    if kind == "text":
-        body = json.dumps(data.decode("utf-8"), ensure_ascii=True).encode()
-    else:
-        body = b'"' + base64.b64encode(data) + b'"'
-    return head + body + b";\n"
+WRAPPER_CHUNK = 1 << 20
+"""Base64 characters per file:// wrapper script: parsing one ~1 MB string literal takes a few ms, so no
+main-thread task gets long (a single 13 MB literal took ~200 ms).  A multiple of 4: each chunk decodes alone."""
 
 
-def _kind(name: str) -> str:
-    return "text" if name.endswith((".js", ".json")) else "base64"
+def wrapper_chunks(name: str, data: bytes, chunk: int = WRAPPER_CHUNK) -> list[bytes]:
+    """The file:// wrapper scripts of one asset: chunk i registers `self.__pyAssets["<name>/<i>"]` = base64."""
+    assert chunk % 4 == 0
+    b64 = base64.b64encode(data)
+    key = json.dumps(name)[:-1]  # '"name' — the closing quote comes after "/<i>"
+    return [b"(self.__pyAssets=self.__pyAssets||{})[" + key.encode() + f'/{i}"]="'.encode()
+            + b64[off:off + chunk] + b'";\n'
+            for i, off in enumerate(range(0, max(len(b64), 1), chunk))]
+
+
+def wrapper_name(name: str, i: int) -> str:
+    return f"{name}.{i}.js"
 
 
 def _write_if_changed(path: Path, data: bytes) -> None:
@@ -365,20 +371,30 @@ def _copy_if_stale(src: Path, out: Path) -> None:
     os.replace(tmp, out)
 
 
-def _cached_wrapper(cache_root: Path, name: str, src: Path, digest: str, kind: str, stamps: _Stamps) -> Path:
-    """The file:// wrapper of a verified asset, built once into the cache (base64 of 16 MB costs ~0.1 s)."""
-    path = cache_root / "wrappers" / f"{name}.{digest[:16]}.js"
-    if path.is_file() and stamps.get(path, "src") == digest:
-        return path
+def _cached_wrappers(cache_root: Path, name: str, src: Path, digest: str, stamps: _Stamps) -> list[Path]:
+    """The file:// wrapper chunks of a verified asset, built once into the cache (base64 of 16 MB costs ~0.1 s)."""
+    folder = cache_root / "wrappers" / f"{name}.{digest[:16]}"
+    done = folder / "chunks.json"
+    try:
+        count = json.loads(done.read_text("utf-8"))["count"]
+        parts = [folder / wrapper_name(name, i) for i in range(count)]
+        if stamps.get(done, "src") == digest and all(p.is_file() for p in parts):
+            return parts
+    except (OSError, ValueError, KeyError):
+        pass
     data = src.read_bytes()
     actual = sha256_bytes(data)
     if actual != digest:  # changed since it was hashed a moment ago
         raise RuntimeAssetError(f"{src}: changed while building its wrapper (sha256 {actual}, expected {digest})",
                                 file=src, expected=digest, actual=actual)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    _write_if_changed(path, _wrapper_bytes(name, data, kind))
-    stamps.put(path, src=digest)
-    return path
+    folder.mkdir(parents=True, exist_ok=True)
+    chunks = wrapper_chunks(name, data)
+    parts = [folder / wrapper_name(name, i) for i in range(len(chunks))]
+    for part, chunk in zip(parts, chunks):
+        _write_if_changed(part, chunk)
+    _write_if_changed(done, json.dumps({"count": len(chunks)}).encode())
+    stamps.put(done, src=digest)
+    return parts
 
 
 def prepare_python_runtime(dest: Path, *, cache_dir: Path, pyodide_dir: Path | None = None,
@@ -398,7 +414,7 @@ def prepare_python_runtime(dest: Path, *, cache_dir: Path, pyodide_dir: Path | N
     src_dir = Path(pyodide_dir) if pyodide_dir is not None else project_root / "node_modules" / "pyodide"
     info = RuntimeInfo(pyodide_version=version)
 
-    # name → (source path or None, bytes-or-None, sha256, kind)
+    # (name, source path or None, bytes or None, sha256)
     plan: list[tuple[str, Path | None, bytes | None, str]] = []
     for name, spec in manifest["assets"].items():
         if name.endswith(".whl"):
@@ -432,33 +448,39 @@ def prepare_python_runtime(dest: Path, *, cache_dir: Path, pyodide_dir: Path | N
     lock_bytes = (json.dumps(trimmed_lock(manifest, extra_lock), sort_keys=True, separators=(",", ":")) + "\n").encode()
     plan.append((LOCK_NAME, None, lock_bytes, sha256_bytes(lock_bytes)))
 
-    # Remove stale attention_core wheels (other versions) and their wrappers.
-    keep = {p[0] for p in plan}
-    for old in dest.glob("attention_core-*.whl*"):
-        base = old.name[:-3] if old.name.endswith(".js") else old.name
-        if base not in keep:
-            old.unlink()
-
     index_assets = []
+    wanted = {INDEX_NAME, RUNTIME_JS_NAME}
     for name, src, data, digest in plan:
-        kind = _kind(name)
-        out, wrap = dest / name, dest / (name + ".js")
+        out = dest / name
         if src is None:  # generated at build time (small)
             _write_if_changed(out, data)
-            _write_if_changed(wrap, _wrapper_bytes(name, data, kind))
+            wraps = []
+            for i, chunk in enumerate(wrapper_chunks(name, data)):
+                wraps.append(dest / wrapper_name(name, i))
+                _write_if_changed(wraps[-1], chunk)
         else:
             _copy_if_stale(src, out)
-            _copy_if_stale(_cached_wrapper(cache_root, name, src, digest, kind, stamps), wrap)
-        size, wsize = out.stat().st_size, wrap.stat().st_size
-        index_assets.append({"name": name, "size": size, "sha256": digest, "kind": kind,
-                             "wrapper": wrap.name, "wrapperSize": wsize})
+            wraps = []
+            for part in _cached_wrappers(cache_root, name, src, digest, stamps):
+                wraps.append(dest / part.name)
+                _copy_if_stale(part, wraps[-1])
+        size, wsize = out.stat().st_size, sum(w.stat().st_size for w in wraps)
+        index_assets.append({"name": name, "size": size, "sha256": digest,
+                             "wrappers": [w.name for w in wraps], "wrapper": wraps[0].name, "wrapperSize": wsize})
         info.http_files.append(name)
-        info.file_protocol_files.append(wrap.name)
+        info.file_protocol_files += [w.name for w in wraps]
+        wanted |= {name, *(w.name for w in wraps)}
         info.http_bytes += size
         info.file_bytes += wsize
 
+    # Remove what an earlier build wrote and this one does not (other attention_core versions, old wrappers).
+    ours = tuple(p[0] for p in plan) + ("attention_core-",)
+    for old in dest.iterdir():
+        if old.is_file() and old.name not in wanted and old.name.startswith(ours):
+            old.unlink()
+
     index = {"version": version, "assets": index_assets, "packages": packages, "imports": imports,
-             "lockFile": LOCK_NAME}
+             "lockFile": LOCK_NAME, "wrapperChunkChars": WRAPPER_CHUNK}
     index_bytes = ("self.__pyRuntimeIndex=" + json.dumps(index, sort_keys=True, separators=(",", ":")) + ";\n").encode()
     _write_if_changed(dest / INDEX_NAME, index_bytes)
     info.http_bytes += len(index_bytes)

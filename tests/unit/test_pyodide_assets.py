@@ -56,14 +56,20 @@ def _sha(p: Path) -> str:
     return hashlib.sha256(p.read_bytes()).hexdigest()
 
 
-def _unwrap(path: Path, kind: str) -> tuple[str, bytes]:
-    text = path.read_text("ascii")
-    prefix = "self.__pyAssets=self.__pyAssets||{};self.__pyAssets["
-    assert text.startswith(prefix) and text.endswith(";\n")
-    name_json, _, value = text[len(prefix):-2].partition("]=")
-    literal = json.loads(value)
-    data = literal.encode("utf-8") if kind == "text" else base64.b64decode(literal)
-    return json.loads(name_json), data
+def _unwrap(paths: list[Path]) -> tuple[set[str], bytes]:
+    """The asset names the wrapper chunks register (without "/<i>") and the bytes they carry, in order."""
+    prefix = "(self.__pyAssets=self.__pyAssets||{})["
+    names, data = set(), b""
+    for i, path in enumerate(paths):
+        text = path.read_text("ascii")
+        assert text.startswith(prefix) and text.endswith(";\n")
+        assert len(text) <= pa.WRAPPER_CHUNK + 300, "each chunk stays small (short parse task)"
+        key_json, _, value = text[len(prefix):-2].partition("]=")
+        name, _, index = json.loads(key_json).rpartition("/")
+        assert index == str(i)
+        names.add(name)
+        data += base64.b64decode(json.loads(value))
+    return names, data
 
 
 def _prepare(dest: Path, cache: Path, **kw) -> pa.RuntimeInfo:
@@ -110,10 +116,10 @@ def test_prepare_writes_verified_http_and_file_assets(tmp_path: Path, cache_dir:
     for a in index["assets"]:
         assert (dest / a["name"]).stat().st_size == a["size"]
         assert _sha(dest / a["name"]) == a["sha256"]
-        # the file:// wrapper carries the identical bytes
-        wname, data = _unwrap(dest / a["wrapper"], a["kind"])
-        assert wname == a["name"] and hashlib.sha256(data).hexdigest() == a["sha256"], a["name"]
-        assert (dest / a["wrapper"]).stat().st_size == a["wrapperSize"]
+        # the file:// wrapper chunks carry the identical bytes
+        wnames, data = _unwrap([dest / w for w in a["wrappers"]])
+        assert wnames == {a["name"]} and hashlib.sha256(data).hexdigest() == a["sha256"], a["name"]
+        assert sum((dest / w).stat().st_size for w in a["wrappers"]) == a["wrapperSize"]
     assert info.http_bytes == sum(a["size"] for a in index["assets"]) + len(index_js.encode())
     assert info.file_bytes == sum(a["wrapperSize"] for a in index["assets"]) + len(index_js.encode())
     assert (dest / "python-runtime.js").is_file()

@@ -10,9 +10,12 @@
 //
 // Pyodide never runs on the main thread: it lives in a Worker started from a blob: URL (works on http
 // and file://).  Assets are located next to python-runtime.js (document.currentScript), so any sub-path
-// works.  On http the main thread fetches them with byte progress; on file:// it injects the
-// `<name>.js` wrapper scripts written by builder/pyodide_assets.py.  Either way the bytes stay in this
-// thread (for restarts after stop()) and are copied to the worker.
+// works.  On http the worker fetches them itself (real URLs: streaming wasm compile, HTTP + V8 code
+// caches; the worker verifies every sha256 of runtime-index.js).  On file:// this thread injects the
+// ≤ 1 MB `<name>.<i>.js` wrapper scripts written by builder/pyodide_assets.py (one short task each),
+// decodes each chunk as it arrives and posts every asset to the worker as soon as it is complete, so
+// Python boots while the wheels still load; the decoded bytes stay here for restarts after stop().
+// Once a run has finished, a standby worker boots in the background so that 停止 swaps it in at once.
 
 const MB = (n) => (n / 1e6).toFixed(1);
 const LABELS = {
@@ -24,7 +27,17 @@ const LABELS = {
   restart: () => "正在重启 Python…",
 };
 const STOP_GRACE_MS = 400; // interrupt-buffer path only (cross-origin isolated pages)
-const SPARE_AFTER_MS = 1000; // a run this long may get stopped: boot a standby worker meanwhile
+const SPARE_AFTER_MS = 300; // a run this long may get stopped: boot the standby worker now if not yet
+const SPARE_IDLE_MS = 1500; // after the first run: boot the standby when the page has been quiet this long
+
+function decodeBase64Into(target, offset, b64) {
+  const view = target.subarray(offset);
+  if (typeof view.setFromBase64 === "function") return view.setFromBase64(b64).written;
+  if (typeof Uint8Array.fromBase64 === "function") { const b = Uint8Array.fromBase64(b64); view.set(b); return b.length; }
+  const bin = atob(b64);
+  for (let i = 0; i < bin.length; i++) view[i] = bin.charCodeAt(i);
+  return bin.length;
+}
 
 function scriptBase() {
   const cs = typeof document !== "undefined" && document.currentScript;
@@ -66,8 +79,10 @@ class PythonRuntime extends EventTarget {
     this.isFile = new URL(this.baseURL).protocol === "file:";
     this._state = "idle";
     this._index = null;
-    this._assets = null;        // name -> {buffer} (http) or {kind, data} (file://)
-    this._assetsPromise = null;
+    this._indexPromise = null;
+    this._fileAssets = null;    // file://: name -> Promise<Uint8Array> (decoded wrapper bytes, kept for restarts)
+    this._download = null;      // {loaded, total} of the current load, null once complete
+    this._phase = null;         // latest worker phase, shown once the download is complete
     this._loadPromise = null;   // resolves when the current worker is ready
     this._slot = null;          // {worker, ready, interrupt, …} serving runs
     this._spare = null;         // standby slot for stop()
@@ -79,6 +94,7 @@ class PythonRuntime extends EventTarget {
     this._cellCounter = 0;
     this._resetWaiters = new Map();
     this.warnings = [];
+    this.timings = [];          // [label, ms since this page's timeOrigin]: where loading time goes
     this._sab = typeof self !== "undefined" && self.crossOriginIsolated && typeof SharedArrayBuffer === "function";
   }
 
@@ -89,6 +105,8 @@ class PythonRuntime extends EventTarget {
     this._state = s;
     this.dispatchEvent(new CustomEvent("statechange", { detail: { state: s } }));
   }
+
+  _mark(label, t = performance.now()) { this.timings.push([label, Math.round(t)]); }
 
   _progress(phase, loaded = 0, total = 0) {
     const p = { phase, loaded, total };
@@ -103,7 +121,7 @@ class PythonRuntime extends EventTarget {
       this._progressListeners.add(options.onProgress);
       if (this._lastProgress) { try { options.onProgress(this._lastProgress); } catch (e) { console.error(e); } }
     }
-    if (!this._loadPromise) this._startWorker();
+    if (!this._loadPromise) { this._mark("load"); this._startWorker(); }
     return this._loadPromise;
   }
 
@@ -115,78 +133,72 @@ class PythonRuntime extends EventTarget {
   }
 
   // ---------------------------------------------------------------- assets
-  _fetchAssets() {
-    if (!this._assetsPromise) {
-      this._assetsPromise = (async () => {
+  _loadIndex() {
+    if (!this._indexPromise) {
+      this._indexPromise = (async () => {
         if (!self.__pyRuntimeIndex) await loadScript(this.baseURL + "runtime-index.js");
         const index = self.__pyRuntimeIndex;
         if (!index) throw new Error("CoursePython: runtime-index.js did not register an index");
+        this._mark("index-loaded");
         this._index = index;
-        const out = this.isFile ? await this._loadWrappers(index) : await this._fetchAll(index);
-        this._assets = out;
-        return out;
+        return index;
       })();
-      this._assetsPromise.catch(() => { this._assetsPromise = null; });
+      this._indexPromise.catch(() => { this._indexPromise = null; });
     }
-    return this._assetsPromise;
+    return this._indexPromise;
   }
 
-  async _fetchAll(index) {
-    const total = index.assets.reduce((s, a) => s + a.size, 0);
-    let loaded = 0;
-    this._progress("download", 0, total);
-    const out = {};
-    await Promise.all(index.assets.map(async (a) => {
-      const resp = await fetch(this.baseURL + a.name);
-      if (!resp.ok) throw new Error(`无法加载 ${a.name}: HTTP ${resp.status}`);
-      const buf = new Uint8Array(a.size);
-      let off = 0;
-      const reader = resp.body.getReader();
-      let chunks = null;
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) break;
-        if (chunks || off + value.length > buf.length) { // size differs from index: fall back to concat
-          chunks = chunks || [buf.subarray(0, off)];
-          chunks.push(value);
-        } else buf.set(value, off);
-        off += value.length;
-        loaded += value.length;
-        this._progress("download", Math.min(loaded, total), total);
-      }
-      let bytes = buf;
-      if (chunks) { bytes = new Uint8Array(off); let o = 0; for (const c of chunks) { bytes.set(c, o); o += c.length; } }
-      else if (off !== a.size) bytes = buf.slice(0, off);
-      out[a.name] = { buffer: bytes.buffer };
-    }));
-    return out;
+  _downloadProgress(loaded, total) {
+    if (!this._download) return;
+    this._download = { loaded, total };
+    this._progress("download", loaded, total);
+    if (loaded >= total) {
+      this._download = null;
+      this._mark("downloaded");
+      if (this._phase) this._progress(this._phase);
+    }
   }
 
-  async _loadWrappers(index) {
+  /** file://: inject every wrapper chunk (in index order: core files first), decode each as it runs. */
+  _loadWrappers(index) {
+    if (this._fileAssets) return this._fileAssets;
+    const store = (self.__pyAssets = self.__pyAssets || {});
     const total = index.assets.reduce((s, a) => s + a.wrapperSize, 0);
     let loaded = 0;
-    this._progress("download", 0, total);
-    const store = (self.__pyAssets = self.__pyAssets || {});
-    const out = {};
-    await Promise.all(index.assets.map(async (a) => {
-      if (store[a.name] === undefined) await loadScript(this.baseURL + a.wrapper);
-      const data = store[a.name];
-      if (typeof data !== "string") throw new Error(`CoursePython: ${a.wrapper} did not register ${a.name}`);
-      delete store[a.name];
-      out[a.name] = { kind: a.kind, data };
-      loaded += a.wrapperSize;
-      this._progress("download", loaded, total);
-    }));
-    return out;
+    const assets = new Map();
+    for (const a of index.assets) {
+      const bytes = new Uint8Array(a.size);
+      const chunkBytes = (index.wrapperChunkChars / 4) * 3;
+      let decoded = 0;
+      const per = a.wrapperSize / a.wrappers.length;
+      const parts = a.wrappers.map((file, i) => loadScript(this.baseURL + file).then(() => {
+        const key = `${a.name}/${i}`;
+        const b64 = store[key];
+        delete store[key];
+        if (typeof b64 !== "string") throw new Error(`CoursePython: ${file} did not register ${key}`);
+        decoded += decodeBase64Into(bytes, i * chunkBytes, b64);
+        loaded += per;
+        this._downloadProgress(Math.round(loaded), total);
+      }));
+      const done = Promise.all(parts).then(() => {
+        if (decoded !== a.size) throw new Error(`CoursePython: ${a.name}: ${decoded} bytes, expected ${a.size}`);
+        return bytes;
+      });
+      done.catch(() => {});
+      assets.set(a.name, done);
+    }
+    this._fileAssets = assets;
+    return assets;
   }
 
   // ---------------------------------------------------------------- worker lifecycle
-  // A "slot" is one worker + its readiness. `_slot` serves runs; `_spare` is a standby worker booted
-  // (lazily, only once a run has lasted SPARE_AFTER_MS) so that stop() can swap it in at once.
-  _spawn(restart) {
+  // A "slot" is one worker + its readiness. `_slot` serves runs; `_spare` is a standby worker booted in
+  // the background (after the first run, or once a run has lasted SPARE_AFTER_MS) so that stop() can
+  // swap it in at once.
+  _spawn(label) {
     const index = this._index;
     const worker = new Worker(PythonRuntime._workerURL(), { name: "course-python" });
-    const slot = { worker, isReady: false, warnings: [], interrupt: null };
+    const slot = { worker, isReady: false, warnings: [], interrupt: null, label };
     slot.ready = new Promise((res, rej) => { slot.resolve = res; slot.reject = rej; });
     slot.ready.then(() => { slot.isReady = true; }, () => {});
     if (this._sab) slot.interrupt = new Int32Array(new SharedArrayBuffer(4));
@@ -197,18 +209,30 @@ class PythonRuntime extends EventTarget {
       slot.reject(err);
       if (slot === this._slot) this._failActive({ type: "InternalError", message: err.message, traceback: "" });
     };
-    // Copy (not transfer): this thread keeps the bytes for restarts after stop().
     worker.postMessage({
       type: "init",
+      mode: this.isFile ? "file" : "http",
       indexURL: this.baseURL,
-      assets: this._assets,
+      assets: index.assets.map((a) => ({ name: a.name, size: a.size, sha256: a.sha256 })),
       lockFile: index.lockFile,
       packages: index.packages,
-      // After stop() the namespace is gone anyway: skip the warm-up imports so Python is back sooner.
-      imports: restart ? [] : index.imports,
+      imports: index.imports,
       interruptBuffer: slot.interrupt ? slot.interrupt.buffer : null,
     });
+    if (this.isFile) {
+      for (const [name, bytes] of this._loadWrappers(index)) {
+        // a copy: this thread keeps the bytes for the next worker
+        bytes.then((b) => { if (!slot.dead) worker.postMessage({ type: "asset", name, buffer: b.buffer }); },
+          (e) => slot.reject(e));
+      }
+    }
     return slot;
+  }
+
+  _kill(slot) {
+    if (!slot) return;
+    slot.dead = true;
+    slot.worker.terminate();
   }
 
   _startWorker(restart = false) {
@@ -216,13 +240,18 @@ class PythonRuntime extends EventTarget {
     const token = {};
     this._workerToken = token;
     const ready = (async () => {
-      await this._fetchAssets();
+      await this._loadIndex();
       if (this._workerToken !== token) return;
       let slot = restart && this._spare;
       this._spare = null;
       if (!slot) {
-        slot = this._spawn(restart);
-        this._progress(restart ? "restart" : "boot");
+        const total = this._index.assets.reduce((s, a) => s + (this.isFile ? a.wrapperSize : a.size), 0);
+        this._phase = restart ? "restart" : "boot";
+        if (!restart && !(this.isFile && this._fileAssets)) {
+          this._download = { loaded: 0, total };
+          this._progress("download", 0, total);
+        } else this._progress(this._phase);
+        slot = this._spawn(restart ? "restart" : "first");
       }
       this._slot = slot;
       await slot.ready;
@@ -231,6 +260,8 @@ class PythonRuntime extends EventTarget {
     ready.then(() => {
       if (this._workerToken !== token) return;
       this.warnings = this._slot.warnings;
+      this._mark("ready");
+      this._download = null;
       this._progress("ready", 1, 1);
       this._setState(this._active || this._queue.length ? "running" : "ready");
       this._pump();
@@ -238,7 +269,9 @@ class PythonRuntime extends EventTarget {
       if (this._workerToken !== token) return;
       console.error("CoursePython: load failed", e);
       this._loadPromise = null;
-      if (this._slot) { this._slot.worker.terminate(); this._slot = null; }
+      this._download = null;
+      if (this.isFile) this._fileAssets = null; // a wrapper failed to load: read them again next time
+      if (this._slot) { this._kill(this._slot); this._slot = null; }
       this._setState("idle");
       const queued = this._queue.splice(0);
       for (const r of queued) r.reject(e);
@@ -247,13 +280,25 @@ class PythonRuntime extends EventTarget {
   }
 
   _ensureSpare() {
-    if (this._spare || !this._assets || !this._slot) return;
-    const spare = this._spawn(true);
+    clearTimeout(this._spareIdle);
+    if (this._spare || !this._index || !this._slot || !this._slot.isReady) return;
+    const spare = this._spawn("standby");
     this._spare = spare;
     spare.ready.catch(() => {
       if (this._spare === spare) this._spare = null;
-      spare.worker.terminate();
+      this._kill(spare);
     });
+  }
+
+  /** After a run finished: boot the standby once the page has been quiet for a moment. */
+  _scheduleSpare() {
+    if (this._spare) return;
+    clearTimeout(this._spareIdle);
+    this._spareIdle = setTimeout(() => {
+      if (this._active || this._queue.length) return; // a run in progress arms its own SPARE_AFTER_MS timer
+      if (typeof requestIdleCallback === "function") requestIdleCallback(() => this._ensureSpare(), { timeout: 2000 });
+      else this._ensureSpare();
+    }, SPARE_IDLE_MS);
   }
 
   static _workerURL() {
@@ -276,10 +321,19 @@ class PythonRuntime extends EventTarget {
         return;
       }
     }
+    if (msg.type === "mark") {
+      this._mark(slot.label === "first" ? msg.label : `${slot.label}:${msg.label}`, msg.t - performance.timeOrigin);
+      return;
+    }
     if (slot !== this._slot) return;
     switch (msg.type) {
+      case "download":
+        this._downloadProgress(msg.loaded, msg.total);
+        break;
       case "progress":
-        if (msg.phase !== "boot" || this._lastProgress?.phase !== "restart") this._progress(msg.phase);
+        if (msg.phase === "boot" && this._phase === "restart") break;
+        this._phase = msg.phase;
+        if (!this._download) this._progress(msg.phase);
         break;
       case "stream": {
         const run = this._active;
@@ -292,6 +346,7 @@ class PythonRuntime extends EventTarget {
         const run = this._active;
         if (!run || run.id !== msg.id) break;
         this._finish(run);
+        this._scheduleSpare();
         const r = msg.result || {};
         const result = { ok: !!r.ok, repr: r.repr ?? null, error: r.error ?? null, truncated: !!r.truncated };
         if (run.stopping && result.error && result.error.type === "KeyboardInterrupt") run.reject(new StoppedError());
@@ -359,7 +414,7 @@ class PythonRuntime extends EventTarget {
   }
 
   _restart() {
-    if (this._slot) { this._slot.worker.terminate(); this._slot = null; }
+    if (this._slot) { this._kill(this._slot); this._slot = null; }
     for (const w of this._resetWaiters.values()) w();
     this._resetWaiters.clear();
     this._cellCounter = 0;

@@ -331,7 +331,10 @@ export class CellsPage {
       if (!cell.view) this.upgradeNow(cell);
       if (queue.length) setTimeout(step, 0);
     };
-    step();
+    // A cell the reader is waiting for is upgraded at once; otherwise yield first, so that evaluating the
+    // editor script and creating the first editor are not one task.
+    if (this.firstUpgrades.size) step();
+    else setTimeout(step, 0);
   }
 
   setBarStatus(text, kind = "") {

@@ -76,7 +76,7 @@ class BuildCache:
     """key → picklable value, in sqlite (when `path` is given) plus this process's memory."""
 
     def __init__(self, path: Path | None):
-        self.db: sqlite3.Connection | None = _connection(path) if path is not None else None
+        self.db: sqlite3.Connection | None = connection(path) if path is not None else None
 
     def get_many(self, keys: list[str]) -> dict[str, Any]:
         found = {k: _memory[k] for k in keys if k in _memory}
@@ -108,7 +108,7 @@ class BuildCache:
         self.put_many({key: value})
 
     def close(self) -> None:
-        self.db = None  # the connection stays open for the process's next build (see _connection)
+        self.db = None  # the connection stays open for the process's next build (see connection())
 
     def __enter__(self) -> "BuildCache":
         return self
@@ -121,7 +121,8 @@ _connections: dict[str, sqlite3.Connection] = {}
 _connections_lock = threading.Lock()
 
 
-def _connection(path: Path) -> sqlite3.Connection:
+def connection(path: Path, create_sql: str = "CREATE TABLE IF NOT EXISTS entry (key TEXT PRIMARY KEY, value BLOB NOT NULL)"
+                ) -> sqlite3.Connection:
     """One connection per cache file per process, kept open: closing the last connection checkpoints the
     write-ahead log with an fsync (~50 ms), which a rebuild in the authoring server would pay every time.
     Builds in one process never overlap (the server builds one at a time), so the connection may be used
@@ -136,7 +137,7 @@ def _connection(path: Path) -> sqlite3.Connection:
             # consistent after a crash; at worst the last entries are lost and recomputed).
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")
-            db.execute("CREATE TABLE IF NOT EXISTS entry (key TEXT PRIMARY KEY, value BLOB NOT NULL)")
+            db.execute(create_sql)
             _connections[key] = db
         return db
 

@@ -107,7 +107,9 @@ def add_derived_facts(page: "Page", html: str) -> None:
 
     page.env[READING_MINUTES_ENV_KEY] = body_reading_minutes(html)
     if page.source.kind != "index":  # the index page is not searched
-        page.env[SECTIONS_ENV_KEY] = page_search_sections(page.source.title, html)
+        math_html = page.env.get("math_html", {})
+        formulas_html = dict.fromkeys(math_html[f] for f, _ in page.env.get("formulas", []) if f in math_html)
+        page.env[SECTIONS_ENV_KEY] = page_search_sections(page.source.title, html, formulas_html)
 
 
 _worker_md: Any = None

@@ -123,14 +123,15 @@ def render_formula(tex: str, display: bool) -> str:
 
 
 class MathCache:
-    """A small persistent key → HTML store (sqlite, safe across processes)."""
+    """A small persistent key → HTML store (sqlite, safe across processes; one connection per process, kept
+    open, write-ahead log without an fsync per commit: see builder/cache.py)."""
 
     def __init__(self, path: Path | None):
-        self.db = None
+        from .cache import connection
+
+        self.db: sqlite3.Connection | None = None
         if path is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            self.db = sqlite3.connect(path, timeout=30)
-            self.db.execute("CREATE TABLE IF NOT EXISTS formula (key TEXT PRIMARY KEY, html TEXT NOT NULL)")
+            self.db = connection(path, "CREATE TABLE IF NOT EXISTS formula (key TEXT PRIMARY KEY, html TEXT NOT NULL)")
 
     @staticmethod
     def key(tex: str, display: bool) -> str:
@@ -153,8 +154,7 @@ class MathCache:
             self.db.executemany("INSERT OR REPLACE INTO formula VALUES (?, ?)", items.items())
 
     def close(self) -> None:
-        if self.db is not None:
-            self.db.close()
+        self.db = None  # the connection stays open for this process's next build
 
 
 def render_all(formulas: Iterable[Formula], cache: MathCache, engine: MathEngine | None = None,

@@ -135,6 +135,12 @@ def toc_of(page: "Page") -> list[dict[str, Any]]:
 # re-renders only the pages whose own context changed. U+FDD0 is a Unicode noncharacter: never in content.
 SEARCH_INDEX_ASSET = "search-index.js"
 SEARCH_INDEX_PLACEHOLDER = "\ufdd0search-index-url\ufdd0"
+# Likewise the page body: a page's template output is rendered and cached around this stand-in, and the body
+# (already in memory, cached with the page) is put in when the bytes are produced, so the template cache holds
+# only each page's chrome, not a second copy of every body. This works because the templates print `content`
+# verbatim (`{{ content|safe }}`); the "<" makes an escaped or otherwise transformed `content` miss the stand-in,
+# and such a page is then rendered with its real body instead.
+BODY_PLACEHOLDER = "\ufdd0page-body<\ufdd0"
 
 
 def render_pages(site: SiteSource, pages: list["Page"], options: "BuildOptions", problems: Problems,
@@ -182,14 +188,17 @@ def render_pages(site: SiteSource, pages: list["Page"], options: "BuildOptions",
     for page, key in zip(pages, keys):
         html = cached.get(key) if key is not None else None
         if html is None:
-            html = render_page(env, site, page, items, outline, course_data_of(page), context_assets, problems)
+            html = render_page(env, site, page, items, outline, course_data_of(page), context_assets, problems,
+                               content=BODY_PLACEHOLDER)
+            if html is not None and BODY_PLACEHOLDER not in html:
+                html = render_page(env, site, page, items, outline, course_data_of(page), context_assets, problems)
             if html is None:
                 continue
             if key is not None:
                 fresh[key] = html
         if search_url is not None:
             html = html.replace(SEARCH_INDEX_PLACEHOLDER, search_url)
-        files[page.source.url] = html.encode("utf-8")
+        files[page.source.url] = html.replace(BODY_PLACEHOLDER, page.body_html).encode("utf-8")
     if store is not None and fresh:
         store.put_many(fresh)
     return files
@@ -197,7 +206,8 @@ def render_pages(site: SiteSource, pages: list["Page"], options: "BuildOptions",
 
 def render_page(env: jinja2.Environment, site: SiteSource, page: "Page", items: dict[str, NavItem],
                 outline: dict[str, list[NavItem]], course_data: str, asset_urls: dict[str, str],
-                problems: Problems) -> str | None:
+                problems: Problems, content: str | None = None) -> str | None:
+    """The page's complete HTML; with `content`, that text stands in for the page body."""
     meta = page.source.meta
     template_name = "index.html" if meta["kind"] == "index" else "page.html"
     context = {
@@ -212,7 +222,7 @@ def render_page(env: jinja2.Environment, site: SiteSource, page: "Page", items: 
             "features": sorted(page.features),
             "source": page.source.rel,
         },
-        "content": page.body_html,
+        "content": page.body_html if content is None else content,
         "toc": toc_of(page),
         "prev": items.get(meta.get("prev", "")),
         "next": items.get(meta.get("next", "")),

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+from html import escape, unescape
 from html.parser import HTMLParser
 from typing import TYPE_CHECKING, Iterable
 
@@ -39,7 +40,10 @@ VOID_TAGS = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link",
 
 
 class _SectionSplitter(HTMLParser):
-    """Plain text of a rendered page body, cut at headings."""
+    """Plain text of a rendered page body, cut at headings.
+
+    Driven by `feed_fast()` (a one-regex tokenizer for the well-formed HTML the build produces), or by
+    html.parser itself (`feed()`) for markup the tokenizer does not take on (comments, declarations, …)."""
 
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
@@ -89,6 +93,76 @@ class _SectionSplitter(HTMLParser):
         else:
             self.sections[-1]["parts"].append(text)
 
+    def feed_fast(self, body_html: str) -> bool:
+        """Tokenize `body_html` and call the handlers exactly as html.parser would (same tags, lowercased names,
+        unquoted and unescaped attribute values, unescaped text, raw <script>/<style> content), several times
+        faster. Returns False when the markup has anything the tokenizer leaves to html.parser (comments,
+        declarations, processing instructions, a tag outside its strict grammar); the splitter is then in an
+        undefined state: feed a new one with html.parser."""
+        pos = 0
+        for m in _TOKEN_RE.finditer(body_html):
+            if m.start() != pos:
+                return False
+            pos = m.end()
+            kind = m.lastgroup
+            if kind == "text":
+                text = m.group()
+                self.handle_data(unescape(text) if "&" in text else text)
+            elif kind == "end":
+                self.handle_endtag(m.group("end").lower())
+            elif kind == "start":
+                raw_attrs = m.group("attrs")
+                attrs = _parse_attrs(raw_attrs) if raw_attrs else []
+                if m.group("selfclose"):
+                    self.handle_startendtag(m.group("tag").lower(), attrs)
+                else:
+                    self.handle_starttag(m.group("tag").lower(), attrs)
+            elif kind == "raw":  # <script>/<style>: content up to the closing tag is raw data
+                tag = m.group("rawtag").lower()
+                close = m.group("rawclose")
+                if close is not None and close[2:-1].strip().lower() != tag:
+                    return False  # e.g. <script>…</style>: html.parser would read on
+                raw_attrs = m.group("rawattrs")
+                self.handle_starttag(tag, _parse_attrs(raw_attrs) if raw_attrs else [])
+                if m.group("rawtext"):
+                    self.handle_data(m.group("rawtext"))
+                if close is not None:
+                    self.handle_endtag(tag)
+            else:  # a "<" that starts no tag is text
+                self.handle_data("<")
+        return pos == len(body_html)
+
+
+# The strict subset of HTML tokens `feed_fast` handles; anything else starting with "<" (a letter, "/", "!" or
+# "?" after it) falls back to html.parser. An unquoted attribute value may not touch "/" (html.parser would read
+# `<a b=c/>` as b="c/" in a start tag), so such tags fall back too. <script> and <style> are one token, as
+# html.parser reads them (CDATA_CONTENT_ELEMENTS): their content is not markup, up to `</script>` (any case).
+_RAW_TAGS_SRC = "|".join(map(re.escape, HTMLParser.CDATA_CONTENT_ELEMENTS))  # script|style
+_ATTR_SRC = r"""[a-zA-Z_:][-a-zA-Z0-9_:.]*(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s"'=<>`/]+(?=[\s>])))?"""
+_TOKEN_RE = re.compile(rf"""
+    (?P<text>[^<]+)
+  | </\s*(?P<end>[a-zA-Z][-.a-zA-Z0-9:_]*)\s*>
+  | (?P<raw><(?P<rawtag>(?i:{_RAW_TAGS_SRC}))(?P<rawattrs>(?:\s+{_ATTR_SRC})*)\s*>
+       (?P<rawtext>(?s:.*?))(?:(?P<rawclose></\s*(?i:script|style)\s*>)|\Z))
+  | <(?P<start>(?P<tag>[a-zA-Z][a-zA-Z0-9-]*)(?P<attrs>(?:\s+{_ATTR_SRC})*)\s*(?P<selfclose>/?)>)
+  | (?P<lt><(?![a-zA-Z/!?]))
+""", re.X)
+_ATTR_RE = re.compile(r"""([a-zA-Z_:][-a-zA-Z0-9_:.]*)(?:\s*=\s*("[^"]*"|'[^']*'|[^\s"'=<>`/]+))?""")
+CDATA_TAGS = frozenset(HTMLParser.CDATA_CONTENT_ELEMENTS)
+_NOT_TEXT_ONLY_TAGS = SECTION_TAGS | BLOCK_TAGS | CDATA_TAGS | {"br"}
+
+
+def _parse_attrs(raw_attrs: str) -> list[tuple[str, str | None]]:
+    return [(name.lower(), _attr_value(value)) for name, value in _ATTR_RE.findall(raw_attrs)]
+
+
+def _attr_value(raw: str) -> str | None:
+    if not raw:
+        return None  # a name without a value
+    if raw[0] in "\"'":
+        raw = raw[1:-1]
+    return unescape(raw) if raw else raw
+
 
 def clean(text: str) -> str:
     return SPACE_RE.sub(" ", text.replace("\u200b", "")).strip()
@@ -118,11 +192,24 @@ def drop_katex_html(body_html: str) -> str:
     return "".join(parts)
 
 
-def page_sections(body_html: str) -> list[tuple[str, str, str]]:
-    """[(heading text, heading id, plain text)] of a rendered page body; the first has no heading."""
+def page_sections(body_html: str, formulas_html: Iterable[str] = (), *, reference: bool = False
+                  ) -> list[tuple[str, str, str]]:
+    """[(heading text, heading id, plain text)] of a rendered page body; the first has no heading.
+
+    `formulas_html`: the typeset formulas that occur in the body (optional, for speed): each is swapped for a
+    stand-in holding just its text before the body is tokenized (most of a math-heavy page's markup).
+    `reference=True`: html.parser over the whole body, the slow reference the fast path must equal (tests)."""
+    if not reference:
+        for formula in formulas_html:
+            stand_in = _formula_stand_in(formula)
+            if stand_in is not None:
+                body_html = body_html.replace(formula, stand_in)
+        body_html = drop_katex_html(body_html)
     parser = _SectionSplitter()
-    parser.feed(drop_katex_html(body_html))
-    parser.close()
+    if reference or not parser.feed_fast(body_html):
+        parser = _SectionSplitter()
+        parser.feed(body_html)
+        parser.close()
     out = []
     for i, s in enumerate(parser.sections):
         heading, text = clean(s["heading"]), clean("".join(s["parts"]))
@@ -130,6 +217,45 @@ def page_sections(body_html: str) -> list[tuple[str, str, str]]:
             continue
         out.append((heading, s["id"], text))
     return out
+
+
+_stand_ins: dict[str, str | None] = {}  # formula HTML → _formula_stand_in(), for this process
+_STAND_IN_LIMIT = 50_000
+
+
+def _formula_stand_in(formula_html: str) -> str | None:
+    """`<span>text</span>` with the very same effect on the section splitter as the formula's HTML, or None when
+    there is none that simple. That holds when the formula's markup only contributes text: balanced tags (but
+    void and self-closing ones, which never reach the skip stack), none a heading, block, raw-text tag or <br>,
+    so neither a section, a space nor a pending skip comes out of it — in a skipped region both leave the skip
+    stack as they found it; elsewhere both add the same text."""
+    if formula_html in _stand_ins:
+        return _stand_ins[formula_html]
+    stand_in = None
+    open_tags: list[str] = []
+    markup = drop_katex_html(formula_html)  # what page_sections() would have tokenized
+    pos, n = 0, len(markup)
+    while pos < n:
+        m = _TOKEN_RE.match(markup, pos)
+        if m is None:
+            break
+        pos = m.end()
+        tag = (m.group("tag") or m.group("end") or "").lower()
+        if tag in _NOT_TEXT_ONLY_TAGS:
+            break
+        if m.lastgroup == "start":
+            if not m.group("selfclose") and tag not in VOID_TAGS:  # those two never reach the skip stack
+                open_tags.append(tag)
+        elif m.lastgroup == "end" and (not open_tags or open_tags.pop() != tag):
+            break
+    else:
+        splitter = _SectionSplitter()
+        if not open_tags and splitter.feed_fast(markup) and len(splitter.sections) == 1:
+            stand_in = f"<span>{escape(''.join(splitter.sections[0]['parts']), quote=False)}</span>"
+    if len(_stand_ins) >= _STAND_IN_LIMIT:
+        _stand_ins.clear()
+    _stand_ins[formula_html] = stand_in
+    return stand_in
 
 
 def cjk_grams(text: str) -> set[str]:
@@ -149,12 +275,12 @@ def latin_words(text: str) -> set[str]:
 SearchSection = tuple[str, str, str, tuple[str, ...], tuple[str, ...]]
 
 
-def page_search_sections(title: str, body_html: str) -> list[SearchSection]:
+def page_search_sections(title: str, body_html: str, formulas_html: Iterable[str] = ()) -> list[SearchSection]:
     """page_sections() of a page with the terms each section is found by (the page title goes with its first
     section). Computed when the page body is rendered and cached with it (builder/incremental.py), so a
     rebuild neither re-parses every page's HTML nor re-splits every page's text."""
     out = []
-    for n, (heading, anchor, text) in enumerate(page_sections(body_html)):
+    for n, (heading, anchor, text) in enumerate(page_sections(body_html, formulas_html)):
         searchable = f"{title if n == 0 else ''} {heading} {text}"
         out.append((heading, anchor, text, tuple(sorted(cjk_grams(searchable))), tuple(sorted(latin_words(searchable)))))
     return out

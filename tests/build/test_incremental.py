@@ -134,9 +134,9 @@ def test_text_edit_re_renders_one_template_yet_every_page_links_the_new_search_i
     templated: list[str] = []
     original = pagestage.render_page
 
-    def spy(env, site, page, *args):
+    def spy(env, site, page, *args, **kwargs):
         templated.append(page.source.rel.rsplit("/", 1)[-1])
-        return original(env, site, page, *args)
+        return original(env, site, page, *args, **kwargs)
 
     monkeypatch.setattr(pagestage, "render_page", spy)
     course.write("c.md", page("页面 C", "## 第三节\n\n独一无二的新词。"))

@@ -80,3 +80,63 @@ def test_reading_minutes_counts_chinese_characters_and_latin_words() -> None:
     assert reading_minutes("word " * 2000) == 10
     assert reading_minutes("注" * 1750 + " word" * 1000) == 10  # 5 min of Chinese + 5 min of English
     assert reading_minutes("，。！？" * 1000) == 1  # punctuation is not reading
+
+
+# --- the fast tokenizer and the formula stand-ins must give exactly what html.parser gives -------------------
+
+TRICKY_BODIES = [
+    BODY,
+    '<p>A &amp; B &lt;tag&gt; a < b, 1<2 &#x4e2d;&nbsp;x</p><h2 ID="x&amp;y" class=plain>标题<br/>二</h2><p>尾</p>',
+    '<div class="widget-body"><br><p>不要</p><br/></div><p>前<SCRIPT type="t">if (a<b) { x = "<p>" }</script >后</p>',
+    '<style>p > a { color: red }</style><p>样式之后</p><h3 id=\'q\'>单引号</h3><p>文<img src="x.png" alt="图">字</p>',
+    '<p>注释前<!-- 注释 <p>里</p> -->注释后</p><h2 id="c">C</h2>',  # comment: html.parser path
+    '<p><a b=c/>斜线</a></p><h4 id="d">D</h4><p>x</p>',  # unquoted value next to "/": html.parser path
+    '<p>未闭合<script>var s = "</p>";',  # script without its closing tag: the rest is raw text
+    '<aside class="callout"><p>提示 <code>x &lt; y</code></p></aside><details><summary>展开</summary>内容</details>',
+    '<h2 id="e">E <span class="heading-anchor">#</span></h2><p>x<textarea><b>t</textarea>y</p><p>z</p>',
+]
+
+
+def test_fast_tokenizer_gives_exactly_what_html_parser_gives() -> None:
+    from builder.search_index import _SectionSplitter
+
+    for body in TRICKY_BODIES:
+        assert page_sections(body) == page_sections(body, reference=True), body
+    # not by always falling back: only comments and the "/"-touching unquoted value need html.parser
+    fast = [b for b in TRICKY_BODIES if _SectionSplitter().feed_fast(b)]
+    assert len(fast) == len(TRICKY_BODIES) - 2
+
+
+def test_formula_stand_ins_change_nothing_wherever_the_formula_sits() -> None:
+    formula = ('<span class="katex"><span class="katex-mathml"><math><semantics><mrow><msup><mi>K</mi><mo>⊤</mo>'
+               '</msup><mspace width="1em"/><mtext>&lt;分&gt;</mtext></mrow><annotation encoding="application/x-tex">'
+               'K^\\top</annotation></semantics></math></span><span class="katex-html" aria-hidden="true"><span '
+               'class="base"><svg><path d="M0 0"/></svg>KVISUAL</span></span></span>')
+    body = (f'<p>开头 {formula} 中间</p><h2 id="f">标题 {formula}</h2><div class="widget-body">{formula}</div>'
+            f'<div class="cell-output"><span>{formula}</span></div><p>结尾{formula}</p>')
+    fast = page_sections(body, [formula])
+    assert fast == page_sections(body, reference=True)
+    assert "KVISUAL" not in str(fast) and "开头 K⊤<分> 中间" in fast[0][2] and fast[1][0] == "标题 K⊤<分>"
+
+
+def test_search_sections_of_the_real_course_equal_html_parser_s() -> None:
+    """Every page of content/ (widgets, code cells, quizzes, math) through the build's fast path."""
+    from builder import incremental
+    from builder.content import load_site
+    from builder.errors import Problems
+    from builder.markdown import create_markdown
+    from builder.search_index import SECTIONS_ENV_KEY, _SectionSplitter
+    from builder.site import BuildOptions, directive_plugins
+
+    options = BuildOptions(python_runtime=False, jobs=1)
+    problems = Problems()
+    site = load_site(options.content_dir, options.root, problems)
+    md = create_markdown(content_dir=options.content_dir, extra_plugins=directive_plugins(options))
+    md.options["build_options"] = options
+    rendered = incremental.render_sources(md, site, site.pages, options.cache_dir)
+    searched = [(source, html, facts) for source, (html, facts, _, _) in zip(site.pages, rendered)
+                if source.kind != "index"]
+    assert searched and not problems
+    for source, html, facts in searched:
+        assert [s[:3] for s in facts[SECTIONS_ENV_KEY]] == page_sections(html, reference=True), source.rel
+        assert _SectionSplitter().feed_fast(html), source.rel  # the build's own markup takes the fast path

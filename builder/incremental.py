@@ -128,21 +128,51 @@ def _render_chunk(site: SiteSource, sources: list[SourcePage], cache_dir: Path |
     return render_sources(_worker_md, site, sources, cache_dir)
 
 
-def render_in_pool(options: "BuildOptions", site: SiteSource, sources: list[SourcePage], jobs: int):
+def start_pool(options: "BuildOptions", jobs: int) -> ProcessPoolExecutor:
+    return ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("spawn"), initializer=_init_worker,
+                               initargs=(options,))
+
+
+def render_in_pool(options: "BuildOptions", site: SiteSource, sources: list[SourcePage], jobs: int,
+                   pool: ProcessPoolExecutor | None = None):
     light_site = dataclasses.replace(site, pages=[])  # workers need planned pages, not every body
     n_chunks = min(len(sources), jobs * 4)
     size = -(-len(sources) // n_chunks)
     chunks = [sources[i : i + size] for i in range(0, len(sources), size)]
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("spawn"), initializer=_init_worker,
-                             initargs=(options,)) as pool:
-        futures = [pool.submit(_render_chunk, light_site, chunk, options.cache_dir) for chunk in chunks]
+    with pool or start_pool(options, jobs) as running:
+        futures = [running.submit(_render_chunk, light_site, chunk, options.cache_dir) for chunk in chunks]
         return [item for future in futures for item in future.result()]
 
 
-def render_bodies(site: SiteSource, md: Any, options: "BuildOptions", problems: Problems
-                  ) -> tuple[list["Page"], int, int]:
+def _last_fingerprint_key(options: "BuildOptions") -> str:
+    return cachestore.digest("last body fingerprint", str(options.content_dir.resolve()))
+
+
+def early_pool(options: "BuildOptions") -> ProcessPoolExecutor | None:
+    """Worker processes started before the content is loaded, so their start-up (~0.5 s each: imports, parser,
+    V8) overlaps loading — but only when most pages will miss the page cache: the site is large enough for a
+    pool and it has never been built with the current build code and non-page inputs (body_fingerprint())."""
+    jobs = jobs_for(options)
+    if jobs <= 1 or options.cache_dir is None or not options.content_dir.is_dir():
+        return None
+    with os.scandir(options.content_dir) as entries:
+        n_pages = sum(1 for e in entries if e.name.endswith(".md"))
+    if n_pages < POOL_MIN_PAGES:
+        return None
+    with cachestore.open_cache(options.cache_dir) as store:
+        if store.get(_last_fingerprint_key(options)) == body_fingerprint(options):
+            return None
+    pool = start_pool(options, jobs)
+    for _ in range(jobs):  # spawning happens on first submit: start every worker now
+        pool.submit(int)
+    return pool
+
+
+def render_bodies(site: SiteSource, md: Any, options: "BuildOptions", problems: Problems,
+                  pool: ProcessPoolExecutor | None = None) -> tuple[list["Page"], int, int]:
     """Every page with its body HTML and facts, from the cache or freshly rendered.
 
+    `pool`: workers already started (early_pool()); used if enough pages need rendering, shut down in any case.
     Returns (pages in site order, formulas on all pages, formulas typeset in this build).
     """
     from .site import Page, new_env
@@ -155,8 +185,10 @@ def render_bodies(site: SiteSource, md: Any, options: "BuildOptions", problems: 
         jobs = jobs_for(options)
         sources = [site.pages[i] for i in todo]
         if len(todo) >= POOL_MIN_PAGES and jobs > 1:
-            rendered = render_in_pool(options, site, sources, jobs)
+            rendered = render_in_pool(options, site, sources, jobs, pool)
         else:
+            if pool is not None:
+                pool.shutdown(wait=False, cancel_futures=True)
             rendered = render_sources(md, site, sources, options.cache_dir)
         fresh_entries = {}
         n_fresh = 0
@@ -167,6 +199,8 @@ def render_bodies(site: SiteSource, md: Any, options: "BuildOptions", problems: 
             if not page_problems:
                 fresh_entries[keys[i]] = (html, facts)
         store.put_many(fresh_entries)
+        if not problems:
+            store.put(_last_fingerprint_key(options), fingerprint)
 
     pages = []
     for source, key in zip(site.pages, keys):

@@ -147,14 +147,19 @@ def build_site(options: BuildOptions | None = None) -> BuildResult:
     started = time.perf_counter()
     problems = Problems()
 
-    site = incremental.load_site_cached(options, problems)  # = load_site(), cached by the content files' hash
-    if problems:
-        raise BuildFailed(problems)
+    pool = incremental.early_pool(options)  # workers start up while the content loads (a cold build only)
+    try:
+        site = incremental.load_site_cached(options, problems)  # = load_site(), cached by the content files' hash
+        if problems:
+            raise BuildFailed(problems)
 
-    md = create_markdown(content_dir=options.content_dir, extra_plugins=directive_plugins(options))
-    md.options["build_options"] = options
-    # parse + typeset math + render each page: from the page cache, or in parallel (builder/incremental.py)
-    pages, n_formulas, n_fresh = incremental.render_bodies(site, md, options, problems)
+        md = create_markdown(content_dir=options.content_dir, extra_plugins=directive_plugins(options))
+        md.options["build_options"] = options
+        # parse + typeset math + render each page: from the page cache, or in parallel (builder/incremental.py)
+        pages, n_formulas, n_fresh = incremental.render_bodies(site, md, options, problems, pool)
+    finally:
+        if pool is not None:
+            pool.shutdown(wait=False, cancel_futures=True)  # no-op once render_bodies has used it
     checks.check_links(pages, {p.slug for p in site.planned}, problems)
 
     files: dict[str, bytes] = {}

@@ -157,10 +157,27 @@ def measure_load(browser, url: str) -> dict:
     return m
 
 
-def measure_python(browser, url: str, runs: int) -> dict:
+def python_context(playwright, browser, profile: str):
+    """A fresh browser context for one cold/warm pair.  "disk" (default): a new on-disk profile, like a real
+    visitor's first visit — Chromium keeps no V8 code cache (compiled wasm) in incognito contexts, which
+    would make "warm" measure something no real visitor sees.  "incognito": browser.new_context()."""
+    if profile == "incognito":
+        context, page = new_page(browser)
+        return context, page, lambda: None
+    user_dir = tempfile.mkdtemp(prefix="bench-profile-")
+    exe = chromium_executable()
+    context = playwright.chromium.launch_persistent_context(
+        user_dir, **({"executable_path": exe} if exe else {}), args=CHROMIUM_ARGS,
+        viewport={"width": 1280, "height": 800}, locale="zh-CN", service_workers="block")
+    page = context.pages[0] if context.pages else context.new_page()
+    page.add_init_script(INIT_SCRIPT)
+    return context, page, lambda: shutil.rmtree(user_dir, ignore_errors=True)
+
+
+def measure_python(new_context, url: str, runs: int) -> dict:
     cold, warm, stop_ready, stop_output, long_task_max, first_run_bytes = [], [], [], [], [], None
     for i in range(runs):
-        context, page = new_page(browser)
+        context, page, cleanup = new_context()
         traffic = Traffic(page)
         page.goto(url, wait_until="load")
         start = traffic.mark()
@@ -171,7 +188,9 @@ def measure_python(browser, url: str, runs: int) -> dict:
             first_run_bytes = traffic.summary(start).get("python", {"raw": 0, "gzip": 0, "files": 0})
         tasks = page.evaluate("(t0) => window.__bench.longTasks.filter(([s]) => s >= t0).map(([, d]) => d)", res["t0"])
         long_task_max.append(max(tasks, default=0.0))
-        # Warm: same profile (HTTP cache, V8 compiled-wasm cache), new page.
+        # Warm: same profile (HTTP cache, V8 compiled-wasm cache), new page — after leaving the first one, as
+        # a reader navigating on does (an open first page would keep booting its standby worker meanwhile).
+        page.close()
         page2 = context.new_page()
         page2.add_init_script(INIT_SCRIPT)
         page2.goto(url, wait_until="load")
@@ -192,10 +211,12 @@ def measure_python(browser, url: str, runs: int) -> dict:
         stop_ready.append(r["ready"])
         stop_output.append(r["output"])
         context.close()
+        cleanup()
     med = statistics.median
     return {"first_run_bytes": first_run_bytes, "cold_ms": med(cold), "warm_ms": med(warm),
             "stop_ready_ms": med(stop_ready), "stop_to_output_ms": med(stop_output),
-            "long_task_max_ms": max(long_task_max), "samples": {"cold": cold, "warm": warm}}
+            "long_task_max_ms": max(long_task_max),
+            "samples": {"cold": cold, "warm": warm, "stop_to_output": stop_output, "long_task_max": long_task_max}}
 
 
 def median_load(browser, url: str, runs: int) -> dict:
@@ -229,6 +250,9 @@ def main() -> int:
     ap.add_argument("--no-build", action="store_true", help="measure an existing --site instead of building")
     ap.add_argument("--site", type=Path, default=None)
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "out" / "site_bench.json")
+    ap.add_argument("--python-profile", choices=("disk", "incognito"), default="disk",
+                    help="browser profile for the Python measurements (see python_context)")
+    ap.add_argument("--python-only", action="store_true", help="skip the page-load measurements")
     args = ap.parse_args()
 
     from playwright.sync_api import sync_playwright
@@ -249,19 +273,22 @@ def main() -> int:
     server = serve(site)
     bases = {"http": f"http://127.0.0.1:{server.server_address[1]}/", "file": site.as_uri() + "/"}
     report: dict = {"runs": args.runs, "budgets": BUDGETS, "pages": {}, "python": {},
-                    "machine": {"cores": os.cpu_count()}, "when": time.strftime("%Y-%m-%d %H:%M:%S")}
+                    "machine": {"cores": os.cpu_count(), "loadavg_start": os.getloadavg()},
+                    "python_profile": args.python_profile, "when": time.strftime("%Y-%m-%d %H:%M:%S")}
     with sync_playwright() as p:
         exe = chromium_executable()
         browser = p.chromium.launch(executable_path=exe, args=CHROMIUM_ARGS) if exe else p.chromium.launch(args=CHROMIUM_ARGS)
-        for name in pages:
+        for name in ([] if args.python_only else pages):
             for scheme, base in bases.items():
                 report["pages"].setdefault(name, {})[scheme] = median_load(browser, base + name, args.runs)
         if cell_page:
             for scheme, base in bases.items():
-                report["python"][scheme] = measure_python(browser, base + cell_page, args.runs)
+                report["python"][scheme] = measure_python(
+                    lambda: python_context(p, browser, args.python_profile), base + cell_page, args.runs)
             report["python"]["page"] = cell_page
         browser.close()
     server.shutdown()
+    report["machine"]["loadavg_end"] = os.getloadavg()
 
     lines = ["| page | via | first view KB raw / gzip (excl. Pyodide) | fonts KB | DCL ms | widget ready ms after DCL | CLS | long tasks (max ms) |",
              "| --- | --- | --- | --- | --- | --- | --- | --- |"]
@@ -273,7 +300,9 @@ def main() -> int:
             lines.append(f"| {name} | {scheme} | {kb(raw)} / {kb(gz)} | {kb(font)} | {m['dcl_ms']:.0f} | {ready} | "
                          f"{m['cls']:.4f} | {m['long_tasks']} ({m['long_task_max_ms']:.0f}) |")
     if report["python"]:
-        lines += ["", f"Python cells ({report['python']['page']}), medians of {args.runs}:", "",
+        load = report["machine"]
+        lines += ["", f"Python cells ({report['python']['page']}), medians of {args.runs}, {report['python_profile']} "
+                      f"profile, load avg {load['loadavg_start'][0]:.1f} → {load['loadavg_end'][0]:.1f}:", "",
                   "| via | bytes on first Run (raw / gzip) | click → first output cold | warm | longest task while loading | 停止 → ready | 停止 → print(1+1) |",
                   "| --- | --- | --- | --- | --- | --- | --- |"]
         for scheme in ("http", "file"):

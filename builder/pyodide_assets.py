@@ -4,7 +4,7 @@
 
 * the http path: `pyodide.js`, `pyodide.asm.js`, `pyodide.asm.wasm`, `python_stdlib.zip`, a trimmed
   `pyodide-lock.json` (numpy + attention-core only), the NumPy wheel and the attention_core wheel;
-* the file:// path: for each of those classic-script wrappers `<name>.<i>.js`, each registering ≤ 1 MB of
+* the file:// path: for each of those classic-script wrappers `<name>.<i>.js`, each registering ≤ 512 KB of
   the bytes as base64 in `self.__pyAssets["<name>/<i>"]` — Chromium blocks fetch/XHR/import()/Worker(url)
   on file:// but `<script src>` works, and small chunks keep every main-thread parse task short;
 * `runtime-index.js`: `self.__pyRuntimeIndex = {...}` listing the assets with size, sha256 and wrapper
@@ -71,6 +71,8 @@ class RuntimeInfo:
     """Bytes read on first load from file:// (the .js wrappers, without python-runtime.js itself)."""
     attention_core_wheel: str | None = None
     numpy_wheel: str = ""
+    bytecode: bool = False
+    """True when the stdlib and NumPy ship as precompiled .pyc (see `precompiled`)."""
 
 
 # ---------------------------------------------------------------------------------------------- hashing
@@ -234,6 +236,109 @@ def _numpy_spec(manifest: dict) -> tuple[str, dict]:
     raise RuntimeAssetError("pyodide_manifest.json declares no numpy wheel")
 
 
+# ------------------------------------------------------------------------------ precompiled bytecode
+
+COMPILE_VERSION = "2"  # bump when _COMPILE_PY changes: the cache key includes it
+STDLIB_NAME = "python_stdlib.zip"
+STDLIB_PREFIX = "/lib/python312.zip/"            # where Pyodide mounts the stdlib zip
+SITE_PACKAGES = "/lib/python3.12/site-packages/"  # where loadPackage unpacks wheels
+WARM_IMPORTS = "numpy, ast, builtins, io, linecache, sys, time, traceback"  # numpy + course_runtime's imports
+
+# Runs inside Pyodide itself (the exact CPython 3.12.7 of the browser, so the bytecode matches): .py
+# members become sourceless .pyc next to where the .py was.  Importing then skips tokenising and
+# compiling in wasm (numpy's 174 modules alone took ~1 s of the ~1.3 s `import numpy`).  Every NumPy
+# module is compiled; of the stdlib only what boot + WARM_IMPORTS load (a .pyc is bigger than a zipped
+# .py, so the ~400 modules nobody imports at start stay small sources).
+_COMPILE_PY = r"""
+import sys
+import zipfile
+import importlib._bootstrap_external as be
+
+def compile_zip(src, dst, prefix, only=None):
+    with zipfile.ZipFile(src) as zin, zipfile.ZipFile(dst, "w") as zout:
+        for info in zin.infolist():
+            name, data = info.filename, zin.read(info)
+            if name.endswith(".py") and (only is None or name in only):
+                try:
+                    code = compile(data, prefix + name, "exec", dont_inherit=True)
+                except SyntaxError:
+                    pass  # e.g. test data written in Python 2: keep the source
+                else:
+                    name, data = name[:-3] + ".pyc", bytes(be._code_to_timestamp_pyc(code, 0, 0))
+            zi = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
+            zi.external_attr = info.external_attr
+            zi.compress_type = zipfile.ZIP_DEFLATED
+            zout.writestr(zi, data, compresslevel=9)
+
+def main(stdlib_in, stdlib_out, numpy_in, numpy_out, site_packages, warm_imports):
+    zipfile.ZipFile(numpy_in).extractall(site_packages)
+    exec("import " + warm_imports, {})
+    used = set()
+    for mod in list(sys.modules.values()):
+        f = getattr(mod, "__file__", None) or ""
+        for root in ("/lib/python312.zip/", "/lib/python3.12/"):
+            if f.startswith(root) and not f.startswith(site_packages) and f.endswith(".py"):
+                used.add(f[len(root):])
+    compile_zip(stdlib_in, stdlib_out, "/lib/python312.zip/", used)
+    compile_zip(numpy_in, numpy_out, site_packages)
+    return len(used)
+"""
+
+_COMPILE_JS = r"""
+const [pyodideDir, code, ...args] = process.argv.slice(2);
+const fs = require("fs");
+const { loadPyodide } = require(pyodideDir + "/pyodide.js");
+(async () => {
+  const py = await loadPyodide({ indexURL: pyodideDir + "/" });
+  py.runPython(fs.readFileSync(code, "utf8"));
+  const [stdIn, stdOut, npIn, npOut, sitePackages, warm] = args;
+  py.FS.writeFile("/tmp/std.zip", fs.readFileSync(stdIn));
+  py.FS.writeFile("/tmp/np.whl", fs.readFileSync(npIn));
+  py.globals.get("main")("/tmp/std.zip", "/tmp/std.out", "/tmp/np.whl", "/tmp/np.out", sitePackages, warm);
+  fs.writeFileSync(stdOut, py.FS.readFile("/tmp/std.out"));
+  fs.writeFileSync(npOut, py.FS.readFile("/tmp/np.out"));
+})().catch((e) => { console.error(String(e && e.stack || e)); process.exit(1); });
+"""
+
+
+def precompiled(cache_root: Path, pyodide_js_dir: Path, stdlib: tuple[Path, str], numpy: tuple[Path, str]
+                ) -> tuple[Path, Path] | None:
+    """(stdlib zip, NumPy wheel) with sourceless .pyc instead of .py, cached by the sources' sha256.
+
+    `stdlib`/`numpy` are (verified file, its sha256).  Runs Pyodide under Node once per new pair of
+    sources.  None (and a warning) when Node or the compile fails: the runtime then ships the sources,
+    which work, just slower.
+    """
+    key = sha256_bytes(f"{stdlib[1]} {numpy[1]} {COMPILE_VERSION} {WARM_IMPORTS}".encode())[:16]
+    out_dir = cache_root / "compiled" / key
+    outs = (out_dir / stdlib[0].name, out_dir / numpy[0].name)
+    if all(p.is_file() for p in outs):
+        return outs
+    node = shutil.which("node")
+    if not node:
+        print("warning: node not found: shipping Python sources (slower first import in the browser)", file=sys.stderr)
+        return None
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="pyc-", dir=out_dir.parent) as tmp:
+        t = Path(tmp)
+        (t / "compile.cjs").write_text(_COMPILE_JS, "utf-8")
+        (t / "compile.py").write_text(_COMPILE_PY, "utf-8")
+        (t / "out").mkdir()
+        proc = subprocess.run([node, str(t / "compile.cjs"), str(pyodide_js_dir.resolve()), str(t / "compile.py"),
+                               str(stdlib[0]), str(t / "out" / stdlib[0].name), str(numpy[0]),
+                               str(t / "out" / numpy[0].name), SITE_PACKAGES, WARM_IMPORTS],
+                              capture_output=True, text=True)
+        if proc.returncode != 0:
+            print(f"warning: precompiling Python bytecode failed, shipping sources:\n{proc.stderr.strip()[-2000:]}",
+                  file=sys.stderr)
+            return None
+        try:
+            os.replace(t / "out", out_dir)
+        except OSError:  # another build finished it first
+            pass
+    return outs
+
+
 # ------------------------------------------------------------------------------- attention_core wheel
 
 
@@ -326,8 +431,8 @@ def trimmed_lock(manifest: dict, extra: dict[str, dict]) -> dict:
 # ------------------------------------------------------------------------------------------- writing
 
 
-WRAPPER_CHUNK = 1 << 20
-"""Base64 characters per file:// wrapper script: parsing one ~1 MB string literal takes a few ms, so no
+WRAPPER_CHUNK = 1 << 19
+"""Base64 characters per file:// wrapper script: parsing one 512 KB string literal takes a few ms, so no
 main-thread task gets long (a single 13 MB literal took ~200 ms).  A multiple of 4: each chunk decodes alone."""
 
 
@@ -373,7 +478,7 @@ def _copy_if_stale(src: Path, out: Path) -> None:
 
 def _cached_wrappers(cache_root: Path, name: str, src: Path, digest: str, stamps: _Stamps) -> list[Path]:
     """The file:// wrapper chunks of a verified asset, built once into the cache (base64 of 16 MB costs ~0.1 s)."""
-    folder = cache_root / "wrappers" / f"{name}.{digest[:16]}"
+    folder = cache_root / "wrappers" / f"{name}.{digest[:16]}.{WRAPPER_CHUNK}"
     done = folder / "chunks.json"
     try:
         count = json.loads(done.read_text("utf-8"))["count"]
@@ -399,12 +504,15 @@ def _cached_wrappers(cache_root: Path, name: str, src: Path, digest: str, stamps
 
 def prepare_python_runtime(dest: Path, *, cache_dir: Path, pyodide_dir: Path | None = None,
                            project_root: Path, allow_download: bool = True,
-                           manifest_path: Path = MANIFEST_PATH, bundle: bool = True) -> RuntimeInfo:
+                           manifest_path: Path = MANIFEST_PATH, bundle: bool = True,
+                           compile_bytecode: bool = True) -> RuntimeInfo:
     """Write the verified Python runtime (http files + file:// wrappers + runtime-index.js) into `dest`.
 
     `cache_dir` is the build cache root (e.g. `.cache`); this step uses `<cache_dir>/pyodide/`.
     With `bundle` (default) it also writes `python-runtime.js` (see `bundle_python_runtime`).
     `allow_download=False` never touches the network: a missing/corrupt NumPy wheel is an error.
+    `compile_bytecode` (default) ships the stdlib zip and the NumPy wheel with precompiled .pyc instead of
+    .py (see `precompiled`); their sha256 in the index and lock are then those of the compiled files.
     """
     manifest = load_manifest(manifest_path)
     version = manifest["pyodide_version"]
@@ -432,7 +540,19 @@ def prepare_python_runtime(dest: Path, *, cache_dir: Path, pyodide_dir: Path | N
     plan.append((np_name, np_path, None, np_spec["sha256"]))
     info.numpy_wheel = np_name
 
-    extra_lock: dict[str, dict] = {}
+    np_lock = dict(manifest["lock"]["packages"]["numpy"])
+    if compile_bytecode:
+        std_src = next(p[1] for p in plan if p[0] == STDLIB_NAME)
+        compiled = precompiled(cache_root, src_dir, (std_src, manifest["assets"][STDLIB_NAME]["sha256"]),
+                               (np_path, np_spec["sha256"]))
+        if compiled:
+            swap = {std_src: compiled[0], np_path: compiled[1]}
+            plan = [(n, swap[src], None, stamps.sha256(swap[src])) if src in swap else (n, src, d, h)
+                    for n, src, d, h in plan]
+            np_lock["sha256"] = stamps.sha256(compiled[1])
+            info.bytecode = True
+
+    extra_lock: dict[str, dict] = {"numpy": np_lock}
     pkg_dir = project_root / "attention_core"
     imports = ["numpy"]
     packages = ["numpy"]

@@ -73,6 +73,7 @@ def _unwrap(paths: list[Path]) -> tuple[set[str], bytes]:
 
 
 def _prepare(dest: Path, cache: Path, **kw) -> pa.RuntimeInfo:
+    kw.setdefault("compile_bytecode", False)  # ships the npm/PyPI bytes unchanged (compiling: see below)
     return pa.prepare_python_runtime(dest, cache_dir=cache, project_root=ROOT, allow_download=False, **kw)
 
 
@@ -138,6 +139,43 @@ def test_trimmed_lock_has_exactly_our_packages(tmp_path: Path, cache_dir: Path):
     assert ac["file_name"] == info.attention_core_wheel
     assert ac["imports"] == ["attention_core"] and ac["depends"] == ["numpy"]
     assert ac["sha256"] == _sha(dest / ac["file_name"])
+
+
+CPYTHON_312_MAGIC = 3531  # importlib.util.MAGIC_NUMBER of CPython 3.12 (Pyodide 0.27's Python 3.12.7)
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="precompiling runs Pyodide under Node")
+def test_stdlib_and_numpy_ship_precompiled_bytecode(tmp_path: Path, cache_dir: Path, numpy_wheel: Path):
+    # the compiled pair is cached by source hash in the project cache (compiling takes ~20 s once)
+    shared = ROOT / ".cache" / "pyodide" / "compiled"
+    if shared.is_dir():
+        shutil.copytree(shared, cache_dir / "pyodide" / "compiled", dirs_exist_ok=True)
+    dest = tmp_path / "py"
+    info = _prepare(dest, cache_dir, bundle=False, compile_bytecode=True)
+    assert info.bytecode
+    index_js = (dest / "runtime-index.js").read_text("utf-8")
+    index = {a["name"]: a for a in json.loads(index_js[len("self.__pyRuntimeIndex="):].rstrip().rstrip(";"))["assets"]}
+    lock = json.loads((dest / "pyodide-lock.json").read_text("utf-8"))
+    assert lock["packages"]["numpy"]["sha256"] == _sha(dest / NUMPY_NAME) == index[NUMPY_NAME]["sha256"]
+    assert index["python_stdlib.zip"]["sha256"] == _sha(dest / "python_stdlib.zip")
+
+    for name, source, every_module in (("python_stdlib.zip", NPM_DIR / "python_stdlib.zip", False),
+                                       (NUMPY_NAME, numpy_wheel, True)):
+        with zipfile.ZipFile(source) as zs, zipfile.ZipFile(dest / name) as zc:
+            src_names, out_names = set(zs.namelist()), set(zc.namelist())
+            compiled = {n[:-1] for n in out_names if n.endswith(".pyc")}
+            # every module is still there, as source or as bytecode; nothing else changed
+            assert {n for n in src_names if not n.endswith(".py")} == {n for n in out_names if not n.endswith(".pyc")} - \
+                {n for n in out_names if n.endswith(".py")}
+            assert compiled | {n for n in out_names if n.endswith(".py")} == {n for n in src_names if n.endswith(".py")}
+            if every_module:
+                assert compiled == {n for n in src_names if n.endswith(".py")}
+            else:  # what Python needs to boot and import numpy is compiled; the rest stays small source
+                assert {"os.py", "re/__init__.py", "ast.py", "traceback.py", "_pyodide/_base.py"} <= compiled
+                assert "tkinter/__init__.py" not in compiled and len(compiled) < len(src_names) / 2
+            for n in sorted(compiled)[:20]:
+                pyc = zc.read(n + "c")
+                assert int.from_bytes(pyc[:2], "little") == CPYTHON_312_MAGIC and pyc[2:4] == b"\r\n", n
 
 
 def test_tampered_pyodide_file_is_rejected(tmp_path: Path, cache_dir: Path, pyodide_copy: Path):

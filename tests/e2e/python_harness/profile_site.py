@@ -33,15 +33,19 @@ STOP_AFTER_SHORT_LOOP = """async (delay) => { const rt = CoursePython.getRuntime
   return {ready, output: performance.now() - t0, out}; }"""
 
 
+EXTRA_INIT = ""
+
+
 def one_visit(context, url: str) -> dict:
     page = context.new_page()
-    page.add_init_script(INIT_SCRIPT)
+    page.add_init_script(INIT_SCRIPT + EXTRA_INIT)
     page.set_default_timeout(120_000)
     page.goto(url, wait_until="load")
     res = page.evaluate(RUN_FIRST_CELL, 0)
     page.wait_for_timeout(200)
     res["timings"] = page.evaluate("CoursePython.getRuntime().timings")
-    res["long"] = page.evaluate("(t0) => window.__bench.longTasks.filter(([s]) => s >= t0).map(([, d]) => d)", res["t0"])
+    res["long_at"] = page.evaluate("(t0) => window.__bench.longTasks.filter(([s]) => s >= t0)", res["t0"])
+    res["long"] = [d for _, d in res["long_at"]]
     return {"page": page, **res}
 
 
@@ -51,7 +55,11 @@ def main() -> int:
     ap.add_argument("--site", type=Path, default=None, help="a built site to reuse (its assets/python/ is refreshed)")
     ap.add_argument("--schemes", default="http,file")
     ap.add_argument("--stop-delay", type=int, default=500)
+    ap.add_argument("--persistent", action="store_true", help="a fresh on-disk profile per run (V8 code cache on)")
+    ap.add_argument("--init", default="", help="extra JS run before page scripts (A/B switches)")
     args = ap.parse_args()
+    global EXTRA_INIT
+    EXTRA_INIT = args.init
     from playwright.sync_api import sync_playwright
 
     from builder.pyodide_assets import prepare_python_runtime
@@ -75,14 +83,21 @@ def main() -> int:
             url = bases[scheme] + page_name
             cold, warm, longest, stop = [], [], [], []
             for _ in range(args.runs):
-                ctx = browser.new_context(viewport={"width": 1280, "height": 800}, locale="zh-CN", service_workers="block")
+                opts = dict(viewport={"width": 1280, "height": 800}, locale="zh-CN", service_workers="block")
+                if args.persistent:
+                    ctx = p.chromium.launch_persistent_context(tempfile.mkdtemp(prefix="pyprofile-user-"), args=CHROMIUM_ARGS,
+                                                               executable_path=exe, **opts)
+                else:
+                    ctx = browser.new_context(**opts)
                 a = one_visit(ctx, url)
+                a["page"].close()  # like navigating on: the first page (and its standby worker) is gone
                 b = one_visit(ctx, url)
                 s = b["page"].evaluate(STOP_AFTER_SHORT_LOOP, args.stop_delay)
                 ctx.close()
                 cold.append(a["ms"]), warm.append(b["ms"]), longest.append(max(a["long"], default=0)), stop.append(s["output"])
                 for name, r in (("cold", a), ("warm", b)):
                     marks = " ".join(f"{label}={t - r['t0']:.0f}" for label, t in r["timings"])
+                    marks += "  long tasks (start+ms): " + " ".join(f"{s - r['t0']:.0f}+{d:.0f}" for s, d in r["long_at"])
                     print(f"{scheme} {name}: first output {r['ms']:.0f} ms, longest task {max(r['long'], default=0):.0f} ms"
                           f" ({len(r['long'])} long)\n    {marks}", flush=True)
                 print(f"{scheme} stop after {args.stop_delay} ms loop: ready {s['ready']:.0f} ms, print(1+1) {s['output']:.0f} ms")

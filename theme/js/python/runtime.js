@@ -1,7 +1,7 @@
 // Main-thread API of the self-hosted Python runtime: window.CoursePython.
 //
 //   const rt = CoursePython.getRuntime();        // one per page, shared by all code cells
-//   await rt.load({ onProgress(p) { p.phase, p.loaded, p.total, p.label } });
+//   await rt.load({ onProgress(p) { p.phase, p.loaded, p.total, p.label } });  // called until that load ends
 //   rt.prefetch();                               // load when the page is idle
 //   const r = await rt.run(code, { onStdout, onStderr, cell });
 //     // r = { ok, repr, error: {type, message, traceback} | null, truncated }
@@ -12,7 +12,7 @@
 // and file://).  Assets are located next to python-runtime.js (document.currentScript), so any sub-path
 // works.  On http the worker fetches them itself (real URLs: streaming wasm compile, HTTP + V8 code
 // caches; the worker verifies every sha256 of runtime-index.js).  On file:// this thread injects the
-// ≤ 1 MB `<name>.<i>.js` wrapper scripts written by builder/pyodide_assets.py (one short task each),
+// ≤ 512 KB `<name>.<i>.js` wrapper scripts written by builder/pyodide_assets.py (one short task each),
 // decodes each chunk as it arrives and posts every asset to the worker as soon as it is complete, so
 // Python boots while the wheels still load; the decoded bytes stay here for restarts after stop().
 // Once a run has finished, a standby worker boots in the background so that 停止 swaps it in at once.
@@ -50,11 +50,13 @@ function scriptBase() {
 }
 const SCRIPT_BASE = scriptBase();
 
-function loadScript(url) {
+// inOrder=false: each script runs in its own task as soon as it has loaded (async scripts). Ordered
+// (async=false) scripts that are all loaded already would run back to back in ONE long task.
+function loadScript(url, inOrder = true) {
   return new Promise((resolve, reject) => {
     const s = document.createElement("script");
     s.src = url;
-    s.async = false;
+    s.async = !inOrder;
     s.onload = () => { s.remove(); resolve(); };
     s.onerror = () => { s.remove(); reject(new Error(`无法加载 ${url}`)); };
     document.head.appendChild(s);
@@ -171,7 +173,7 @@ class PythonRuntime extends EventTarget {
       const chunkBytes = (index.wrapperChunkChars / 4) * 3;
       let decoded = 0;
       const per = a.wrapperSize / a.wrappers.length;
-      const parts = a.wrappers.map((file, i) => loadScript(this.baseURL + file).then(() => {
+      const parts = a.wrappers.map((file, i) => loadScript(this.baseURL + file, false).then(() => {
         const key = `${a.name}/${i}`;
         const b64 = store[key];
         delete store[key];
@@ -263,6 +265,7 @@ class PythonRuntime extends EventTarget {
       this._mark("ready");
       this._download = null;
       this._progress("ready", 1, 1);
+      this._progressListeners.clear(); // onProgress belongs to one load(): a later restart is not theirs
       this._setState(this._active || this._queue.length ? "running" : "ready");
       this._pump();
     }, (e) => {
@@ -272,6 +275,7 @@ class PythonRuntime extends EventTarget {
       this._download = null;
       if (this.isFile) this._fileAssets = null; // a wrapper failed to load: read them again next time
       if (this._slot) { this._kill(this._slot); this._slot = null; }
+      this._progressListeners.clear();
       this._setState("idle");
       const queued = this._queue.splice(0);
       for (const r of queued) r.reject(e);

@@ -11,7 +11,7 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
-from .bundle import BundleError, esbuild_bundle
+from .bundle import BundleError, esbuild_bundle, esbuild_minify_css
 
 if TYPE_CHECKING:
     from .site import BuildOptions, Page
@@ -30,10 +30,14 @@ def short_hash(data: bytes) -> str:
 
 
 def theme_css(theme_dir: Path) -> bytes:
-    """base.css first, then every other stylesheet of the theme in name order."""
+    """base.css first, then every other stylesheet of the theme in name order, minified."""
     css_dir = theme_dir / "css"
     files = sorted(css_dir.glob("*.css"), key=lambda p: (p.name != "base.css", p.name))
-    return "\n".join(f"/* {p.name} */\n" + p.read_text(encoding="utf-8") for p in files).encode("utf-8")
+    css = "\n".join(p.read_text(encoding="utf-8") for p in files)
+    try:
+        return esbuild_minify_css(css).encode("utf-8")
+    except BundleError as exc:
+        raise AssetError("theme/css", str(exc)) from exc
 
 
 def katex_assets(root: Path) -> dict[str, bytes]:

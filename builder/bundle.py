@@ -60,3 +60,13 @@ def esbuild_bundle(
     if proc.returncode != 0:
         raise BundleError(f"esbuild failed for {entry}:\n{proc.stderr.strip()}")
     return outfile
+
+
+def esbuild_minify_css(css: str) -> str:
+    """Minify a stylesheet with esbuild (same output for the same input)."""
+    args = [str(esbuild_binary()), "--loader=css", "--minify", "--charset=utf8", "--log-level=warning"]
+    proc = subprocess.run(args, cwd=ROOT, input=css, capture_output=True, text=True,
+                          env={**os.environ, "NO_COLOR": "1"})
+    if proc.returncode != 0:
+        raise BundleError(f"esbuild could not minify the theme CSS:\n{proc.stderr.strip()}")
+    return proc.stdout

@@ -130,7 +130,7 @@ def test_ctrl_enter_runs_and_reports_the_time(py_page):
         started = time.perf_counter()
         page.keyboard.press("ControlOrMeta+Enter")
         page.wait_for_function("sel => document.querySelector(sel + ' .cell-log').textContent === '42\\n'",
-                               arg=SCRATCH, timeout=10_000)
+                               arg=SCRATCH, timeout=30_000)
         times.append(time.perf_counter() - started)
     assert re.fullmatch(r"完成 · \d+\.\d\d s", wait_status(page, SCRATCH, "完成"))
     TIMINGS.setdefault(page.transport, {})["warm_ctrl_enter_to_output_median_s"] = round(statistics.median(times), 3)
@@ -220,7 +220,9 @@ def test_stop_interrupts_an_endless_loop_and_python_comes_back(py_page):
     page.wait_for_function("CoursePython.getRuntime()._spare?.isReady === true", timeout=60_000)
     stop_clicked = time.perf_counter()
     page.click(f"{SCRATCH} .cell-stop")
-    wait_status(page, SCRATCH, "已停止", timeout=1_000)
+    # The 1 s goal is measured by bench/site_bench.py; here a loaded test machine only has to stop at all,
+    # within a bound far below a stuck worker's.
+    wait_status(page, SCRATCH, "已停止", timeout=5_000)
     stopped = time.perf_counter() - stop_clicked
     notice = page.locator(f"{SCRATCH} .cell-notice")
     assert "命名空间已重置" in notice.inner_text()

@@ -28,7 +28,8 @@ const LABELS = {
 };
 const STOP_GRACE_MS = 400; // interrupt-buffer path only (cross-origin isolated pages)
 const SPARE_AFTER_MS = 300; // a run this long may get stopped: boot the standby worker now if not yet
-const SPARE_IDLE_MS = 1500; // after the first run: boot the standby when the page has been quiet this long
+const SPARE_IDLE_MS = 1500;
+const WRAPPERS_IN_FLIGHT = 2; // file:// wrapper scripts loading at once // after the first run: boot the standby when the page has been quiet this long
 
 function decodeBase64Into(target, offset, b64) {
   const view = target.subarray(offset);
@@ -168,12 +169,21 @@ class PythonRuntime extends EventTarget {
     const total = index.assets.reduce((s, a) => s + a.wrapperSize, 0);
     let loaded = 0;
     const assets = new Map();
+    // A few scripts in flight at a time (in index order): when dozens of file:// scripts finish loading
+    // together, Chromium runs several of them back to back in one long task.
+    let inFlight = 0;
+    const queue = [];
+    const next = () => { if (inFlight < WRAPPERS_IN_FLIGHT && queue.length) { inFlight++; queue.shift()(); } };
+    const limit = (start) => new Promise((resolve, reject) => {
+      queue.push(() => start().then(resolve, reject).finally(() => { inFlight--; next(); }));
+      next();
+    });
     for (const a of index.assets) {
       const bytes = new Uint8Array(a.size);
       const chunkBytes = (index.wrapperChunkChars / 4) * 3;
       let decoded = 0;
       const per = a.wrapperSize / a.wrappers.length;
-      const parts = a.wrappers.map((file, i) => loadScript(this.baseURL + file, false).then(() => {
+      const parts = a.wrappers.map((file, i) => limit(() => loadScript(this.baseURL + file, false)).then(() => {
         const key = `${a.name}/${i}`;
         const b64 = store[key];
         delete store[key];

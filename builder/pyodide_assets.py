@@ -3,7 +3,9 @@
 `prepare_python_runtime()` fills `site/assets/python/` with
 
 * the http path: `pyodide.js`, `pyodide.asm.js`, `pyodide.asm.wasm`, `python_stdlib.zip`, a trimmed
-  `pyodide-lock.json` (numpy + attention-core only), the NumPy wheel and the attention_core wheel;
+  `pyodide-lock.json` (numpy + attention-core only), a memory snapshot of a booted interpreter
+  (`python-snapshot-<key>.bin.gz`, see `memory_snapshot`), and the NumPy and attention_core wheels as
+  packs (`*.pack.gz`, see `wheel_pack`) that the worker unpacks with the browser's native inflate;
 * the file:// path: for each of those classic-script wrappers `<name>.<i>.js`, each registering ≤ 512 KB of
   the bytes as base64 in `self.__pyAssets["<name>/<i>"]` — Chromium blocks fetch/XHR/import()/Worker(url)
   on file:// but `<script src>` works, and small chunks keep every main-thread parse task short;
@@ -22,6 +24,7 @@ exposes `window.CoursePython`.
 from __future__ import annotations
 
 import base64
+import gzip
 import hashlib
 import io
 import json
@@ -74,6 +77,8 @@ class RuntimeInfo:
     numpy_wheel: str = ""
     bytecode: bool = False
     """True when the stdlib and NumPy ship as precompiled .pyc (see `precompiled`)."""
+    snapshot: str | None = None
+    """File name of the memory snapshot the worker restores instead of starting CPython (see `memory_snapshot`)."""
 
 
 # ---------------------------------------------------------------------------------------------- hashing
@@ -340,6 +345,151 @@ def precompiled(cache_root: Path, pyodide_js_dir: Path, stdlib: tuple[Path, str]
     return outs
 
 
+# ------------------------------------------------------------------------------------------ wheel packs
+
+PACK_MAGIC = b"CPK1"
+PACK_SUFFIX = ".pack.gz"
+
+
+def pack_name(wheel_name: str) -> str:
+    """`numpy-2.0.2-…-wasm32.whl` → `numpy-2.0.2-…-wasm32.pack.gz` (the worker derives `numpy.libs` from the prefix)."""
+    return wheel_name[:-len(".whl")] + PACK_SUFFIX
+
+
+def wheel_pack(wheel: bytes) -> bytes:
+    """A wheel's files as one gzip stream: `CPK1`, uint32 LE header length, JSON header
+    `{"files": [[path, size], ...]}`, then the file contents back to back.
+
+    The worker inflates it with one native DecompressionStream and writes the files into site-packages:
+    ~10× faster than loadPackage's zipfile-in-wasm, and a solid stream compresses better than a zip's
+    per-file deflate.  Deterministic (gzip mtime 0, zip order), so the sha256 is stable."""
+    with zipfile.ZipFile(io.BytesIO(wheel)) as zf:
+        files = [(i.filename, zf.read(i)) for i in zf.infolist() if not i.is_dir()]
+    header = json.dumps({"files": [[n, len(d)] for n, d in files]}, separators=(",", ":")).encode()
+    raw = PACK_MAGIC + len(header).to_bytes(4, "little") + header + b"".join(d for _, d in files)
+    return gzip.compress(raw, compresslevel=9, mtime=0)
+
+
+def read_pack(data: bytes) -> list[tuple[str, bytes]]:
+    """Inverse of `wheel_pack` (tests and tools)."""
+    raw = gzip.decompress(data)
+    if raw[:4] != PACK_MAGIC:
+        raise ValueError("not a wheel pack")
+    n = int.from_bytes(raw[4:8], "little")
+    files, off = [], 8 + n
+    for name, size in json.loads(raw[8:8 + n])["files"]:
+        files.append((name, raw[off:off + size]))
+        off += size
+    return files
+
+
+def _cached_pack(cache_root: Path, src: Path, digest: str) -> Path:
+    out = cache_root / "packs" / digest[:16] / pack_name(src.name)
+    if not out.is_file():
+        out.parent.mkdir(parents=True, exist_ok=True)
+        data = src.read_bytes()
+        if sha256_bytes(data) != digest:
+            raise RuntimeAssetError(f"{src}: changed while packing it", file=src, expected=digest)
+        tmp = _temp_name(out)
+        tmp.write_bytes(wheel_pack(data))
+        os.replace(tmp, out)
+    return out
+
+
+# ------------------------------------------------------------------------------------ memory snapshot
+
+SNAPSHOT_VERSION = "1"  # bump when _SNAPSHOT_JS changes: the cache key includes it
+SNAPSHOT_PREFIX = "python-snapshot-"
+SNAPSHOT_ENV = {"HOME": "/home/pyodide"}  # the worker passes the same env to loadPyodide
+
+# A Pyodide memory snapshot (`_makeSnapshot` / `_loadSnapshot`, Pyodide's own mechanism, checked against
+# its BUILD_ID on load): the wasm heap of a booted interpreter that has already imported every *stdlib*
+# module `import numpy` and the cell executor need.  The browser then skips CPython's start-up and those
+# imports (~0.5–0.9 s per boot).  NumPy itself cannot be in it: its 19 .so files are separate wasm
+# instances whose tables and globals live outside the heap, so they are loaded after the restore.
+# Pass 1 boots a normal Pyodide, installs the wheel and imports numpy to learn which stdlib modules that
+# pulls in; pass 2 boots with `_makeSnapshot`, imports exactly those (no site-packages on the path yet),
+# and writes the heap.  The stdlib zip must be the very file the browser mounts: zipimport keeps the
+# zip's offsets in the heap.
+_SNAPSHOT_JS = r"""
+const [pyodideDir, stdlib, wheel, out, sitePackages, warm, envJSON] = process.argv.slice(2);
+const fs = require("fs");
+const zlib = require("zlib");
+const { loadPyodide } = require(pyodideDir + "/pyodide.js");
+const env = JSON.parse(envJSON);
+(async () => {
+  const first = await loadPyodide({ indexURL: pyodideDir + "/", stdLibURL: stdlib, env: { ...env } });
+  first.FS.writeFile("/tmp/np.whl", fs.readFileSync(wheel));
+  const names = first.runPython(`
+import sys, zipfile
+zipfile.ZipFile("/tmp/np.whl").extractall(${JSON.stringify(sitePackages)})
+before = set(sys.modules)
+exec("import " + ${JSON.stringify(warm)}, {})
+def stdlib_module(name):
+    m = sys.modules.get(name)
+    f = getattr(m, "__file__", None) or ""
+    spec = getattr(m, "__spec__", None)
+    origin = getattr(spec, "origin", "") or ""
+    if f.startswith(${JSON.stringify(sitePackages)}) or f.endswith(".so") or origin.endswith(".so"):
+        return False
+    return not name.split(".")[0] in ("numpy", "_pyodide_core") and not name.startswith("pyodide")
+",".join(sorted(n for n in set(sys.modules) - before if stdlib_module(n)))
+`);
+  const snap = await loadPyodide({ indexURL: pyodideDir + "/", stdLibURL: stdlib, env: { ...env }, _makeSnapshot: true });
+  snap.runPython(`
+import importlib
+for name in ${JSON.stringify(names)}.split(","):
+    if name:
+        try:
+            importlib.import_module(name)
+        except Exception:
+            pass  # platform-specific helpers numpy only tries
+`);
+  const heap = snap.makeMemorySnapshot();
+  fs.writeFileSync(out, zlib.gzipSync(heap, { level: 9 }));
+  fs.writeFileSync(out + ".modules", names);
+})().catch((e) => { console.error(String(e && e.stack || e)); process.exit(1); });
+"""
+
+
+def memory_snapshot(cache_root: Path, pyodide_js_dir: Path, stdlib: tuple[Path, str], numpy: tuple[Path, str],
+                    pyodide_sha: str) -> Path | None:
+    """The gzipped memory snapshot for this exact (Pyodide, stdlib zip, NumPy wheel), cached by their sha256.
+
+    `stdlib`/`numpy` are the shipped files and their sha256; `pyodide_sha` identifies pyodide.asm.wasm.
+    Returns `<cache>/snapshot/<key>/python-snapshot-<key>.bin.gz`, or None (with a warning) when Node or
+    the snapshot fails: the browser then boots CPython from scratch, which works, just slower.
+    """
+    key = sha256_bytes(f"{pyodide_sha} {stdlib[1]} {numpy[1]} {SNAPSHOT_VERSION} {WARM_IMPORTS} "
+                       f"{json.dumps(SNAPSHOT_ENV, sort_keys=True)}".encode())[:16]
+    out_dir = cache_root / "snapshot" / key
+    out = out_dir / f"{SNAPSHOT_PREFIX}{key}.bin.gz"
+    if out.is_file():
+        return out
+    node = shutil.which("node")
+    if not node:
+        print("warning: node not found: no Python memory snapshot (each boot starts CPython from scratch)",
+              file=sys.stderr)
+        return None
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="snap-", dir=out_dir.parent) as tmp:
+        t = Path(tmp)
+        (t / "snapshot.cjs").write_text(_SNAPSHOT_JS, "utf-8")
+        (t / "out").mkdir()
+        proc = subprocess.run([node, str(t / "snapshot.cjs"), str(pyodide_js_dir.resolve()), str(stdlib[0].resolve()),
+                               str(numpy[0].resolve()), str(t / "out" / out.name), SITE_PACKAGES, WARM_IMPORTS,
+                               json.dumps(SNAPSHOT_ENV)], capture_output=True, text=True)
+        if proc.returncode != 0:
+            print(f"warning: making the Python memory snapshot failed, booting from scratch instead:\n"
+                  f"{proc.stderr.strip()[-2000:]}", file=sys.stderr)
+            return None
+        try:
+            os.replace(t / "out", out_dir)
+        except OSError:  # another build finished it first
+            pass
+    return out
+
+
 # ------------------------------------------------------------------------------- attention_core wheel
 
 
@@ -512,7 +662,7 @@ def _cached_wrappers(cache_root: Path, name: str, src: Path, digest: str, stamps
 def prepare_python_runtime(dest: Path, *, cache_dir: Path, pyodide_dir: Path | None = None,
                            project_root: Path, allow_download: bool = True,
                            manifest_path: Path = MANIFEST_PATH, bundle: bool = True,
-                           compile_bytecode: bool = True) -> RuntimeInfo:
+                           compile_bytecode: bool = True, memory_snapshot_enabled: bool = True) -> RuntimeInfo:
     """Write the verified Python runtime (http files + file:// wrappers + runtime-index.js) into `dest`.
 
     `cache_dir` is the build cache root (e.g. `.cache`); this step uses `<cache_dir>/pyodide/`.
@@ -520,6 +670,7 @@ def prepare_python_runtime(dest: Path, *, cache_dir: Path, pyodide_dir: Path | N
     `allow_download=False` never touches the network: a missing/corrupt NumPy wheel is an error.
     `compile_bytecode` (default) ships the stdlib zip and the NumPy wheel with precompiled .pyc instead of
     .py (see `precompiled`); their sha256 in the index and lock are then those of the compiled files.
+    `memory_snapshot_enabled` (default) adds a booted-interpreter heap snapshot (see `memory_snapshot`).
     """
     manifest = load_manifest(manifest_path)
     version = manifest["pyodide_version"]
@@ -559,6 +710,21 @@ def prepare_python_runtime(dest: Path, *, cache_dir: Path, pyodide_dir: Path | N
             np_lock["sha256"] = stamps.sha256(compiled[1])
             info.bytecode = True
 
+    snapshot_name = snapshot_entry = None
+    if memory_snapshot_enabled:
+        std_now = next(p for p in plan if p[0] == STDLIB_NAME)
+        np_now = next(p for p in plan if p[0] == np_name)
+        snap = memory_snapshot(cache_root, src_dir, (std_now[1], std_now[3]), (np_now[1], np_now[3]),
+                               manifest["assets"]["pyodide.asm.wasm"]["sha256"])
+        if snap:
+            with snap.open("rb") as f:  # gzip's trailer holds the inflated size (mod 2**32; the heap is ~20 MB)
+                f.seek(-4, os.SEEK_END)
+                snapshot_entry = {"name": snap.name, "size": int.from_bytes(f.read(4), "little")}
+            snapshot_name = snap.name
+            # before the wheels: file:// posts assets in index order and boot needs the snapshot first
+            plan.insert(plan.index(np_now), (snapshot_name, snap, None, stamps.sha256(snap)))
+            info.snapshot = snapshot_name
+
     extra_lock: dict[str, dict] = {"numpy": np_lock}
     pkg_dir = project_root / "attention_core"
     imports = ["numpy"]
@@ -572,6 +738,17 @@ def prepare_python_runtime(dest: Path, *, cache_dir: Path, pyodide_dir: Path | N
         info.attention_core_wheel = whl_name
         imports.append("attention_core")
         packages.append("attention-core")
+    # Wheels ship as packs (see `wheel_pack`); the index maps each pack to its wheel's name.
+    packs = []
+    for i, (name, src, data, digest) in enumerate(plan):
+        if name.endswith(".whl"):
+            if src is not None:
+                packed = _cached_pack(cache_root, src, digest)
+                plan[i] = (packed.name, packed, None, stamps.sha256(packed))
+            else:
+                packed_bytes = wheel_pack(data)
+                plan[i] = (pack_name(name), None, packed_bytes, sha256_bytes(packed_bytes))
+            packs.append({"name": plan[i][0], "wheel": name})
     lock_bytes = (json.dumps(trimmed_lock(manifest, extra_lock), sort_keys=True, separators=(",", ":")) + "\n").encode()
     plan.append((LOCK_NAME, None, lock_bytes, sha256_bytes(lock_bytes)))
 
@@ -601,12 +778,13 @@ def prepare_python_runtime(dest: Path, *, cache_dir: Path, pyodide_dir: Path | N
         info.file_bytes += wsize
 
     # Remove what an earlier build wrote and this one does not (other attention_core versions, old wrappers).
-    ours = tuple(p[0] for p in plan) + ("attention_core-",)
+    ours = tuple(p[0] for p in plan) + ("attention_core-", SNAPSHOT_PREFIX, np_name[:-len(".whl")])
     for old in dest.iterdir():
         if old.is_file() and old.name not in wanted and old.name.startswith(ours):
             old.unlink()
 
     index = {"version": version, "assets": index_assets, "packages": packages, "imports": imports,
+             "snapshot": snapshot_entry, "env": SNAPSHOT_ENV, "packs": packs,
              "lockFile": LOCK_NAME, "wrapperChunkChars": WRAPPER_CHUNK}
     index_bytes = ("self.__pyRuntimeIndex=" + json.dumps(index, sort_keys=True, separators=(",", ":")) + ";\n").encode()
     _write_if_changed(dest / INDEX_NAME, index_bytes)

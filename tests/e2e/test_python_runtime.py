@@ -145,6 +145,9 @@ def test_load_and_numpy_repr(session):
     assert res["state"] == "ready"
     assert any(label.startswith("正在加载 Python 运行环境… ") and label.endswith(" MB") for label in res["labels"])
     assert res["labels"][-1] == "Python 已就绪"
+    # the interpreter came from the build's memory snapshot, not from a fresh CPython start
+    marks = [label for label, _ in session.js("CoursePython.getRuntime().timings")]
+    assert "pyodide-restored" in marks and "pyodide-booted" not in marks, marks
     TIMINGS.setdefault(session.transport, {})["cold_first_numpy_ms"] = round(res["tFirst"])
     # load() is idempotent and the state is exposed
     assert session.js("CoursePython.getRuntime().load().then(() => CoursePython.getRuntime().state)") == "ready"
@@ -201,6 +204,8 @@ def test_huge_output_is_truncated_and_page_stays_responsive(session):
 def test_stop_interrupts_infinite_loop_and_recovers(session):
     res = session.js("""async () => {
       const rt = CoursePython.getRuntime();
+      const draw = "import random, numpy\\nrandom.random(), int(numpy.random.default_rng().integers(1 << 62))";
+      const before = await rt.run(draw);
       await rt.run("keep = 1");
       const looping = rt.run("while True: pass");
       let stopped = null; looping.catch((e) => { stopped = { type: e.type, message: e.message }; });
@@ -214,7 +219,9 @@ def test_stop_interrupts_infinite_loop_and_recovers(session):
       const r = await rt.run("print(1+1)", { onStdout: (t) => out.push(t) });
       const tRecovered = performance.now() - t0;
       const lost = await rt.run("keep");
-      return { stateWhileLooping, tStop, tRecovered, stopped, r, out: out.join(""), lost, state: rt.state };
+      const after = await rt.run(draw);
+      return { stateWhileLooping, tStop, tRecovered, stopped, r, out: out.join(""), lost, state: rt.state,
+               before, after, marks: rt.timings.map(([label]) => label) };
     }""")
     assert res["stateWhileLooping"] == "running"
     assert res["stopped"] and res["stopped"]["type"] == "Stopped"
@@ -223,6 +230,9 @@ def test_stop_interrupts_infinite_loop_and_recovers(session):
     assert res["tRecovered"] < 5000, f"recovered after {res['tRecovered']:.0f} ms"
     assert res["lost"]["error"]["type"] == "NameError"  # fresh worker, fresh namespace
     assert res["state"] == "ready"
+    # the standby worker restored the same snapshot, yet draws its own random numbers
+    assert "standby:pyodide-restored" in res["marks"], res["marks"]
+    assert res["before"]["ok"] and res["after"]["ok"] and res["before"]["repr"] != res["after"]["repr"]
     TIMINGS.setdefault(session.transport, {})["stop_to_print_ms"] = round(res["tRecovered"])
 
 

@@ -74,7 +74,23 @@ def _unwrap(paths: list[Path]) -> tuple[set[str], bytes]:
 
 def _prepare(dest: Path, cache: Path, **kw) -> pa.RuntimeInfo:
     kw.setdefault("compile_bytecode", False)  # ships the npm/PyPI bytes unchanged (compiling: see below)
+    kw.setdefault("memory_snapshot_enabled", False)  # ~30 s of Pyodide under Node (snapshot: see below)
     return pa.prepare_python_runtime(dest, cache_dir=cache, project_root=ROOT, allow_download=False, **kw)
+
+
+def _zip_members(data: bytes) -> list[tuple[str, bytes]]:
+    import io
+
+    with zipfile.ZipFile(io.BytesIO(data)) as zf:
+        return [(i.filename, zf.read(i)) for i in zf.infolist() if not i.is_dir()]
+
+
+def _wheel_files(path: Path) -> list[tuple[str, bytes]]:
+    return _zip_members(path.read_bytes())
+
+
+def _pack_files(path: Path) -> list[tuple[str, bytes]]:
+    return pa.read_pack(path.read_bytes())
 
 
 # ------------------------------------------------------------------------------------------ manifest
@@ -103,8 +119,11 @@ def test_prepare_writes_verified_http_and_file_assets(tmp_path: Path, cache_dir:
     dest = tmp_path / "site" / "assets" / "python"
     info = _prepare(dest, cache_dir)
     assert info.pyodide_version == "0.27.7"
-    for name in NPM_ASSETS + [NUMPY_NAME]:
+    for name in NPM_ASSETS:
         assert _sha(dest / name) == MANIFEST["assets"][name]["sha256"], name
+    # the verified wheel ships as a pack holding exactly its files
+    assert _pack_files(dest / pa.pack_name(NUMPY_NAME)) == _wheel_files(cache_dir / "pyodide" / NUMPY_NAME)
+    assert not (dest / NUMPY_NAME).exists()
 
     # runtime-index.js describes exactly what was written
     index_js = (dest / "runtime-index.js").read_text("utf-8")
@@ -113,7 +132,10 @@ def test_prepare_writes_verified_http_and_file_assets(tmp_path: Path, cache_dir:
     names = [a["name"] for a in index["assets"]]
     assert set(names) == set(info.http_files)
     assert {"pyodide.js", "pyodide.asm.js", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json",
-            NUMPY_NAME} <= set(names)
+            pa.pack_name(NUMPY_NAME)} <= set(names)
+    assert index["packs"] == [{"name": pa.pack_name(NUMPY_NAME), "wheel": NUMPY_NAME},
+                              {"name": pa.pack_name(info.attention_core_wheel), "wheel": info.attention_core_wheel}]
+    assert index["snapshot"] is None  # not asked for here
     for a in index["assets"]:
         assert (dest / a["name"]).stat().st_size == a["size"]
         assert _sha(dest / a["name"]) == a["sha256"]
@@ -138,7 +160,10 @@ def test_trimmed_lock_has_exactly_our_packages(tmp_path: Path, cache_dir: Path):
     ac = lock["packages"]["attention-core"]
     assert ac["file_name"] == info.attention_core_wheel
     assert ac["imports"] == ["attention_core"] and ac["depends"] == ["numpy"]
-    assert ac["sha256"] == _sha(dest / ac["file_name"])
+    # the lock describes the wheel the shipped pack was made from
+    name, wheel = pa.build_wheel_bytes(ROOT / "attention_core", version=ac["version"], dist_name="attention_core")
+    assert name == ac["file_name"] and ac["sha256"] == hashlib.sha256(wheel).hexdigest()
+    assert pa.read_pack((dest / pa.pack_name(name)).read_bytes()) == _zip_members(wheel)
 
 
 CPYTHON_312_MAGIC = 3531  # importlib.util.MAGIC_NUMBER of CPython 3.12 (Pyodide 0.27's Python 3.12.7)
@@ -156,12 +181,16 @@ def test_stdlib_and_numpy_ship_precompiled_bytecode(tmp_path: Path, cache_dir: P
     index_js = (dest / "runtime-index.js").read_text("utf-8")
     index = {a["name"]: a for a in json.loads(index_js[len("self.__pyRuntimeIndex="):].rstrip().rstrip(";"))["assets"]}
     lock = json.loads((dest / "pyodide-lock.json").read_text("utf-8"))
-    assert lock["packages"]["numpy"]["sha256"] == _sha(dest / NUMPY_NAME) == index[NUMPY_NAME]["sha256"]
+    compiled_wheel = next((cache_dir / "pyodide" / "compiled").glob(f"*/{NUMPY_NAME}"))
+    assert lock["packages"]["numpy"]["sha256"] == _sha(compiled_wheel)
+    assert _pack_files(dest / pa.pack_name(NUMPY_NAME)) == _wheel_files(compiled_wheel)
+    assert index[pa.pack_name(NUMPY_NAME)]["sha256"] == _sha(dest / pa.pack_name(NUMPY_NAME))
     assert index["python_stdlib.zip"]["sha256"] == _sha(dest / "python_stdlib.zip")
 
     for name, source, every_module in (("python_stdlib.zip", NPM_DIR / "python_stdlib.zip", False),
-                                       (NUMPY_NAME, numpy_wheel, True)):
-        with zipfile.ZipFile(source) as zs, zipfile.ZipFile(dest / name) as zc:
+                                       (compiled_wheel.name, numpy_wheel, True)):
+        shipped = dest / name if name == "python_stdlib.zip" else compiled_wheel
+        with zipfile.ZipFile(source) as zs, zipfile.ZipFile(shipped) as zc:
             src_names, out_names = set(zs.namelist()), set(zc.namelist())
             compiled = {n[:-1] for n in out_names if n.endswith(".pyc")}
             # every module is still there, as source or as bytecode; nothing else changed
@@ -230,8 +259,9 @@ def test_pyodide_dir_distribution_is_used(tmp_path: Path, pyodide_copy: Path, nu
     dest = tmp_path / "out"
     info = _prepare(dest, tmp_path / "empty-cache", pyodide_dir=pyodide_copy, bundle=False)
     assert info.numpy_wheel == NUMPY_NAME
-    for name in NPM_ASSETS + [NUMPY_NAME]:
+    for name in NPM_ASSETS:
         assert _sha(dest / name) == MANIFEST["assets"][name]["sha256"]
+    assert _pack_files(dest / pa.pack_name(NUMPY_NAME)) == _wheel_files(numpy_wheel)
     assert not (tmp_path / "empty-cache" / "pyodide" / NUMPY_NAME).exists()
 
 
@@ -241,6 +271,49 @@ def test_rebuild_into_same_dest_is_stable(tmp_path: Path, cache_dir: Path):
     before = {p.name: p.read_bytes() for p in dest.iterdir()}
     _prepare(dest, cache_dir, bundle=False)
     assert {p.name: p.read_bytes() for p in dest.iterdir()} == before
+
+
+def test_wheel_pack_is_deterministic_and_lossless(fixture_package: Path):
+    _, wheel = pa.build_wheel_bytes(fixture_package, version="9.8.7")
+    pack = pa.wheel_pack(wheel)
+    assert pack == pa.wheel_pack(wheel)  # gzip mtime 0, zip order
+    assert pa.read_pack(pack) == _zip_members(wheel)
+    with pytest.raises(ValueError, match="not a wheel pack"):
+        pa.read_pack(__import__("gzip").compress(b"PK\x03\x04whatever"))
+
+
+def _pyodide_build_id() -> str:
+    return re.search(r'BUILD_ID:"([0-9a-f]{64})"', (NPM_DIR / "pyodide.js").read_text("utf-8")).group(1)
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="the snapshot is made by Pyodide under Node")
+def test_memory_snapshot_matches_the_shipped_pyodide(tmp_path: Path, cache_dir: Path):
+    # made once per (Pyodide, stdlib, NumPy) in the project cache (~30 s), then reused
+    for part in ("compiled", "snapshot"):
+        shared = ROOT / ".cache" / "pyodide" / part
+        if shared.is_dir():
+            shutil.copytree(shared, cache_dir / "pyodide" / part, dirs_exist_ok=True)
+    dest = tmp_path / "py"
+    info = _prepare(dest, cache_dir, bundle=False, compile_bytecode=True, memory_snapshot_enabled=True)
+    index_js = (dest / "runtime-index.js").read_text("utf-8")
+    index = json.loads(index_js[len("self.__pyRuntimeIndex="):].rstrip().rstrip(";"))
+    snap = index["snapshot"]
+    assert snap["name"] == info.snapshot and snap["name"].startswith(pa.SNAPSHOT_PREFIX)
+    names = [a["name"] for a in index["assets"]]
+    # listed before the packs: file:// posts assets in this order and the boot needs the snapshot first
+    assert names.index(snap["name"]) < names.index(pa.pack_name(NUMPY_NAME))
+    heap = __import__("gzip").decompress((dest / snap["name"]).read_bytes())
+    assert len(heap) == snap["size"]
+    # Pyodide's snapshot header: magic, offset of the heap, JSON length, 0, then the 32-byte BUILD_ID it
+    # refuses to restore into any other build
+    words = [int.from_bytes(heap[i:i + 4], "little") for i in range(0, 16, 4)]
+    assert words[3] == 0 and words[1] % 16 == 0 and len(heap) - words[1] >= 16 * 2**20
+    build_id = "".join(f"{int.from_bytes(heap[i:i + 4], 'little'):08x}" for i in range(16, 48, 4))
+    assert build_id == _pyodide_build_id()
+    # the JS objects the heap refers to: none may be a Node object the browser cannot recreate
+    hiwire_state = json.loads(heap[48:48 + words[2]])
+    assert all(key is None or "path" in key for key in hiwire_state["hiwireKeys"])
+    assert index["env"] == pa.SNAPSHOT_ENV
 
 
 # ------------------------------------------------------------------------------------------ wheel

@@ -229,6 +229,9 @@ class PythonRuntime extends EventTarget {
       lockFile: index.lockFile,
       packages: index.packages,
       imports: index.imports,
+      packs: index.packs || [],
+      snapshot: index.snapshot || null,
+      env: index.env || null,
       interruptBuffer: slot.interrupt ? slot.interrupt.buffer : null,
     });
     if (this.isFile) {

@@ -66,3 +66,19 @@ def test_katex_css_and_fonts_are_shipped(course_site):
     fonts = re.findall(r"url\((fonts/[^)]+)\)", css)
     assert fonts and all((course_site / "assets/katex" / f).exists() for f in fonts)
     assert not any(f.endswith((".ttf", ".woff")) for f in fonts)
+
+
+def test_katex_css_is_pruned_to_the_classes_of_the_site_formulas(course_site):
+    from builder.math import classes_in
+
+    shipped = (course_site / "assets/katex/katex.min.css").read_text(encoding="utf-8")
+    full = (ROOT / "node_modules/katex/dist/katex.min.css").read_text(encoding="utf-8")
+    used = set().union(*(classes_in(p.read_text(encoding="utf-8")) for p in course_site.glob("*.html")))
+    assert ".katex{" in shipped and ".katex .mfrac" in shipped and len(shipped) < len(full) / 3
+    rules = re.findall(r"([^{}]+)\{[^{}]*\}", shipped)
+    selectors = [s for r in rules if not r.startswith("@") for s in r.split(",")]
+    for selector in selectors:
+        needs = set(re.findall(r"\.(-?[_a-zA-Z][\w-]*)", re.sub(r":not\([^)]*\)", "", selector)))
+        assert needs <= used, selector
+    for page in course_site.glob("*.html"):
+        assert re.search(r'href="assets/katex/katex\.min\.css\?v=[0-9a-f]{10}"', page.read_text(encoding="utf-8"))

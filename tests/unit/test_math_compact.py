@@ -1,0 +1,147 @@
+"""What the site ships of KaTeX: its output made smaller (compact_katex_html) without changing what a browser
+builds from it, and its stylesheet pruned to what the site's formulas can match (prune_katex_css)."""
+from __future__ import annotations
+
+import re
+from html.parser import HTMLParser
+
+import pytest
+
+from builder import math as mathstage
+from tests.conftest import ROOT
+from tests.unit.test_math_engines import SYNTHETIC, course_formulas
+
+KATEX_DIST_CSS = ROOT / "node_modules" / "katex" / "dist" / "katex.min.css"
+
+
+class _Tree(HTMLParser):
+    """Elements as (tag, attributes, children/text) with what compact_katex_html may change normalised away:
+    xmlns attributes, <semantics>/<annotation> wrappers, and style attributes parsed into (property, value)
+    pairs with numbers as floats."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.root: list = []
+        self.stack = [self.root]
+        self.skip = 0
+
+    def handle_starttag(self, tag, attrs):
+        if self.skip or tag == "annotation":
+            self.skip += 1
+            return
+        if tag == "semantics":
+            return
+        normal = []
+        for name, value in attrs:
+            if name == "xmlns":
+                continue
+            if name == "style":
+                value = tuple((p.strip(), tuple(float(n) if re.fullmatch(r"-?\d*\.?\d+", n) else n
+                                                for n in re.split(r"(-?\d*\.?\d+)", v.strip()) if n))
+                              for p, v in (d.split(":", 1) for d in value.split(";") if d.strip()))
+            normal.append((name, value))
+        node = (tag, tuple(normal), [])
+        self.stack[-1].append(node)
+        self.stack.append(node[2])
+
+    def handle_endtag(self, tag):
+        if self.skip:
+            self.skip -= 1
+            return
+        if tag != "semantics":
+            self.stack.pop()
+
+    def handle_data(self, data):
+        if not self.skip:
+            self.stack[-1].append(data)
+
+
+def tree(html: str) -> list:
+    parser = _Tree()
+    parser.feed(html)
+    parser.close()
+    return parser.root
+
+
+@pytest.fixture(scope="module")
+def typeset() -> dict[tuple[str, bool], str]:
+    """KaTeX's own output for every formula of the course and the synthetic set."""
+    formulas = sorted(course_formulas() | set(SYNTHETIC))
+    out = mathstage.default_engine().render_many(formulas)
+    return {f: html for f, (html, _) in zip(formulas, out) if html is not None}
+
+
+def test_compact_html_builds_the_same_elements_as_katex_output(typeset):
+    assert len(typeset) > 40
+    for formula, html in typeset.items():
+        compact = mathstage.compact_katex_html(html)
+        assert tree(compact) == tree(html), formula
+
+
+def test_compact_html_drops_namespaces_tex_source_and_style_padding(typeset):
+    before = sum(len(h.encode()) for h in typeset.values())
+    compacts = [mathstage.compact_katex_html(h) for h in typeset.values()]
+    after = sum(len(h.encode()) for h in compacts)
+    joined = "".join(compacts)
+    assert "xmlns=" not in joined and "<annotation" not in joined and "<semantics>" not in joined
+    assert not re.search(r'style="[^"]*;"', joined)  # no trailing semicolon
+    assert not re.search(r'style="[^"]*(?<![\w.])0\.\d', joined)  # no leading zero
+    assert joined.count('<span class="katex-html" aria-hidden="true">') == len(compacts)  # what search relies on
+    assert after < 0.92 * before, (before, after)
+
+
+def test_compact_html_is_what_the_math_stage_caches_and_returns(tmp_path):
+    formula = (r"\frac{QK^\top}{\sqrt{d_k}}", True)
+    cache = mathstage.MathCache(tmp_path / "katex.sqlite")
+    html, errors, fresh = mathstage.render_all([formula], cache, memo={})
+    assert not errors and fresh == 1
+    raw = mathstage.PykatexEngine().render_many([formula])[0][0]
+    assert html[formula] == mathstage.compact_katex_html(raw) != raw
+    assert cache.get_many([mathstage.MathCache.key(*formula)]) == {mathstage.MathCache.key(*formula): html[formula]}
+
+
+# ------------------------------------------------------------------------------------------- stylesheet
+
+
+def test_pruning_with_every_class_keeps_the_stylesheet_unchanged():
+    css = KATEX_DIST_CSS.read_text(encoding="utf-8")
+    every = set(re.findall(r"\.(-?[_a-zA-Z][\w-]*)", css))
+    assert mathstage.prune_katex_css(css, every) == css.strip()
+
+
+def test_pruning_drops_selectors_that_need_an_unused_class_and_fonts_nobody_names():
+    css = ('@font-face{font-family:KaTeX_Main;src:url(a.woff2)}@font-face{font-family:KaTeX_Size4;src:url(b.woff2)}'
+           '@font-face{font-family:"KaTeX_Script";src:url(c.woff2)}'
+           '.katex{font:normal 1.21em KaTeX_Main,serif}'
+           '.katex .a.b,.katex .c{color:red}'
+           '.katex .x:not(.unused)>span{content:"{}"}'
+           '.katex .size4{font-family:KaTeX_Size4}'
+           '.katex .script{font-family:KaTeX_Script}'
+           '@media screen{.katex .c{margin:0}.katex .zz{margin:1px}}'
+           '.katex-display>.katex{display:block}')
+    out = mathstage.prune_katex_css(css, {"katex", "c", "x", "script"})
+    assert out == ('@font-face{font-family:KaTeX_Main;src:url(a.woff2)}'
+                   '@font-face{font-family:"KaTeX_Script";src:url(c.woff2)}'
+                   '.katex{font:normal 1.21em KaTeX_Main,serif}'
+                   '.katex .c{color:red}'
+                   '.katex .x:not(.unused)>span{content:"{}"}'
+                   '.katex .script{font-family:KaTeX_Script}'
+                   '@media screen{.katex .c{margin:0}}')
+
+
+def test_pruned_stylesheet_keeps_every_rule_the_course_formulas_can_match(typeset):
+    """Each dropped selector names a class absent from every formula; each kept one only present classes."""
+    css = KATEX_DIST_CSS.read_text(encoding="utf-8")
+    used = set()
+    for html in typeset.values():
+        used |= mathstage.classes_in(mathstage.compact_katex_html(html))
+    assert {"katex", "katex-html", "mord", "vlist", "mfrac"} <= used
+    pruned = mathstage.prune_katex_css(css, used)
+    assert len(pruned) < len(css) / 2
+    kept = {s for prelude, _ in mathstage._css_blocks(pruned) for s in mathstage._split_selectors(prelude)}
+    for prelude, _ in mathstage._css_blocks(css):
+        if prelude.startswith("@"):
+            continue
+        for selector in mathstage._split_selectors(prelude):
+            needs = set(re.findall(r"\.(-?[_a-zA-Z][\w-]*)", re.sub(r":not\([^)]*\)", "", selector)))
+            assert (selector in kept) == (needs <= used), selector

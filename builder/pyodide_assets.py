@@ -398,7 +398,9 @@ def _cached_pack(cache_root: Path, src: Path, digest: str) -> Path:
 
 # ------------------------------------------------------------------------------------ memory snapshot
 
-SNAPSHOT_VERSION = "1"  # bump when _SNAPSHOT_JS changes: the cache key includes it
+SNAPSHOT_VERSION = "2"  # bump when _SNAPSHOT_JS or the file format changes: the cache key includes it
+SNAPSHOT_MAGIC = b"CSN1"
+SNAPSHOT_PAGE = 4096
 SNAPSHOT_PREFIX = "python-snapshot-"
 SNAPSHOT_ENV = {"HOME": "/home/pyodide"}  # the worker passes the same env to loadPyodide
 
@@ -414,7 +416,6 @@ SNAPSHOT_ENV = {"HOME": "/home/pyodide"}  # the worker passes the same env to lo
 _SNAPSHOT_JS = r"""
 const [pyodideDir, stdlib, wheel, out, sitePackages, warm, envJSON] = process.argv.slice(2);
 const fs = require("fs");
-const zlib = require("zlib");
 const { loadPyodide } = require(pyodideDir + "/pyodide.js");
 const env = JSON.parse(envJSON);
 (async () => {
@@ -445,11 +446,38 @@ for name in ${JSON.stringify(names)}.split(","):
         except Exception:
             pass  # platform-specific helpers numpy only tries
 `);
-  const heap = snap.makeMemorySnapshot();
-  fs.writeFileSync(out, zlib.gzipSync(heap, { level: 9 }));
+  fs.writeFileSync(out + ".raw", snap.makeMemorySnapshot());
   fs.writeFileSync(out + ".modules", names);
 })().catch((e) => { console.error(String(e && e.stack || e)); process.exit(1); });
 """
+
+
+def pack_snapshot(heap: bytes) -> bytes:
+    """Pyodide's snapshot (~21 MB, about half of it all-zero 4 KiB pages) as a sparse gzip stream:
+    `CSN1`, uint32 LE size, uint32 LE page count n, n uint32 LE indices of the non-zero pages, then those
+    pages.  The worker inflates half the bytes and lays the pages into a zeroed buffer.  Deterministic."""
+    size, page = len(heap), SNAPSHOT_PAGE
+    pages = [i for i in range(0, (size + page - 1) // page) if heap[i * page:(i + 1) * page].strip(b"\0")]
+    parts = [SNAPSHOT_MAGIC, size.to_bytes(4, "little"), len(pages).to_bytes(4, "little"),
+             b"".join(i.to_bytes(4, "little") for i in pages)]
+    parts += [heap[i * page:(i + 1) * page] for i in pages]
+    return gzip.compress(b"".join(parts), compresslevel=9, mtime=0)
+
+
+def unpack_snapshot(data: bytes) -> bytes:
+    """Inverse of `pack_snapshot` (tests and tools)."""
+    raw = gzip.decompress(data)
+    if raw[:4] != SNAPSHOT_MAGIC:
+        raise ValueError("not a packed memory snapshot")
+    size, n = int.from_bytes(raw[4:8], "little"), int.from_bytes(raw[8:12], "little")
+    heap = bytearray(size)
+    off = 12 + 4 * n
+    for k in range(n):
+        i = int.from_bytes(raw[12 + 4 * k:16 + 4 * k], "little")
+        chunk = raw[off:off + min(SNAPSHOT_PAGE, size - i * SNAPSHOT_PAGE)]
+        heap[i * SNAPSHOT_PAGE:i * SNAPSHOT_PAGE + len(chunk)] = chunk
+        off += len(chunk)
+    return bytes(heap)
 
 
 def memory_snapshot(cache_root: Path, pyodide_js_dir: Path, stdlib: tuple[Path, str], numpy: tuple[Path, str],
@@ -483,6 +511,9 @@ def memory_snapshot(cache_root: Path, pyodide_js_dir: Path, stdlib: tuple[Path, 
             print(f"warning: making the Python memory snapshot failed, booting from scratch instead:\n"
                   f"{proc.stderr.strip()[-2000:]}", file=sys.stderr)
             return None
+        raw = t / "out" / (out.name + ".raw")
+        (t / "out" / out.name).write_bytes(pack_snapshot(raw.read_bytes()))
+        raw.unlink()
         try:
             os.replace(t / "out", out_dir)
         except OSError:  # another build finished it first
@@ -717,9 +748,9 @@ def prepare_python_runtime(dest: Path, *, cache_dir: Path, pyodide_dir: Path | N
         snap = memory_snapshot(cache_root, src_dir, (std_now[1], std_now[3]), (np_now[1], np_now[3]),
                                manifest["assets"]["pyodide.asm.wasm"]["sha256"])
         if snap:
-            with snap.open("rb") as f:  # gzip's trailer holds the inflated size (mod 2**32; the heap is ~20 MB)
-                f.seek(-4, os.SEEK_END)
-                snapshot_entry = {"name": snap.name, "size": int.from_bytes(f.read(4), "little")}
+            with gzip.open(snap) as f:  # the heap size is the first field after the magic
+                head = f.read(8)
+            snapshot_entry = {"name": snap.name, "size": int.from_bytes(head[4:8], "little")}
             snapshot_name = snap.name
             # before the wheels: file:// posts assets in index order and boot needs the snapshot first
             plan.insert(plan.index(np_now), (snapshot_name, snap, None, stamps.sha256(snap)))

@@ -282,6 +282,17 @@ def test_wheel_pack_is_deterministic_and_lossless(fixture_package: Path):
         pa.read_pack(__import__("gzip").compress(b"PK\x03\x04whatever"))
 
 
+def test_snapshot_pages_round_trip():
+    page = pa.SNAPSHOT_PAGE
+    heap = bytes(page) + b"\x01" + bytes(page - 1) + bytes(3 * page) + b"tail"  # zero pages and a short last page
+    packed = pa.pack_snapshot(heap)
+    assert pa.unpack_snapshot(packed) == heap
+    raw = __import__("gzip").decompress(packed)
+    assert int.from_bytes(raw[8:12], "little") == 2  # only the two non-zero pages are stored
+    with pytest.raises(ValueError, match="not a packed memory snapshot"):
+        pa.unpack_snapshot(__import__("gzip").compress(b"nope"))
+
+
 def _pyodide_build_id() -> str:
     return re.search(r'BUILD_ID:"([0-9a-f]{64})"', (NPM_DIR / "pyodide.js").read_text("utf-8")).group(1)
 
@@ -302,7 +313,7 @@ def test_memory_snapshot_matches_the_shipped_pyodide(tmp_path: Path, cache_dir: 
     names = [a["name"] for a in index["assets"]]
     # listed before the packs: file:// posts assets in this order and the boot needs the snapshot first
     assert names.index(snap["name"]) < names.index(pa.pack_name(NUMPY_NAME))
-    heap = __import__("gzip").decompress((dest / snap["name"]).read_bytes())
+    heap = pa.unpack_snapshot((dest / snap["name"]).read_bytes())
     assert len(heap) == snap["size"]
     # Pyodide's snapshot header: magic, offset of the heap, JSON length, 0, then the 32-byte BUILD_ID it
     # refuses to restore into any other build

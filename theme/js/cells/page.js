@@ -284,9 +284,25 @@ export class CellsPage {
     if (window.__courseNoIdleEditor) return;
     if (this.editorSoon) { whenIdleAfterLoad(() => this.ensureEditor()); return; }
     const io = new IntersectionObserver((entries) => {
-      if (entries.some((e) => e.isIntersecting)) { io.disconnect(); whenIdleAfterLoad(() => this.ensureEditor()); }
+      if (entries.some((e) => e.isIntersecting)) { io.disconnect(); whenIdleAfterLoad(() => this.ensureEditorSoon()); }
     }, { rootMargin: "100% 0px" });
     for (const c of this.cells) io.observe(c.section);
+  }
+
+  /** Load the editor, unless Python is loading or running: then at the next idle moment after that.
+   * Evaluating assets/editor.js (~60–100 ms here) and creating each editor (~40–80 ms) are main-thread tasks
+   * that would stall the loading progress and the first output; a reader who focuses the code still gets
+   * the editor at once (`warmUp`). */
+  ensureEditorSoon() {
+    const rt = this.runtime;
+    const busy = () => rt && (rt.state === "loading" || rt.state === "running");
+    if (!busy()) { this.ensureEditor(); return; }
+    const onState = () => {
+      if (busy()) return;
+      rt.removeEventListener("statechange", onState);
+      whenIdleAfterLoad(() => this.ensureEditorSoon());
+    };
+    rt.addEventListener("statechange", onState);
   }
 
   /** Load assets/editor.js (once) and upgrade every cell, `first` ones first, one cell per task. */
@@ -394,7 +410,7 @@ export class CellsPage {
   }
 
   run(cell) {
-    this.ensureEditor(); // whoever runs code is likely to edit it next
+    whenIdleAfterLoad(() => this.ensureEditorSoon()); // whoever runs code is likely to edit it next
     if (!this.runtime) return Promise.resolve();
     cell.output.setStatus("排队中…", "queued");
     cell.buttons.stop.hidden = false;

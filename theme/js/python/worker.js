@@ -151,22 +151,78 @@ async function asBytes(name, source) {
   return got instanceof Response ? new Uint8Array(await got.arrayBuffer()) : got;
 }
 
-async function gunzipInto(target, bytesPromise) {
-  const reader = new Blob([await bytesPromise]).stream().pipeThrough(new DecompressionStream("gzip")).getReader();
-  let off = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    if (off + value.length > target.length) throw new Error("memory snapshot: larger than indexed");
-    target.set(value, off);
-    off += value.length;
+// ------------------------------------------------------------------------------------------- inflate
+// Inflating the snapshot (~11 MB of pages) and the NumPy pack (~13 MB) takes a few hundred ms of
+// DecompressionStream on a slow core; a helper worker does it on the other core while this one evaluates
+// pyodide.asm.js and instantiates the wasm.  The helper sees only bytes, never the network.
+const INFLATER_SOURCE = `
+const inflate = async (bytes) => new Uint8Array(await new Response(
+  new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"))).arrayBuffer());
+const expandSnapshot = (${expandSnapshot.toString()}); // self-contained (minified names stay consistent)
+self.onmessage = async ({ data: { id, kind, buffer } }) => {
+  try {
+    const raw = await inflate(new Uint8Array(buffer));
+    const out = kind === "snapshot" ? expandSnapshot(raw) : raw;
+    self.postMessage({ id, buffer: out.buffer }, [out.buffer]);
+  } catch (e) {
+    self.postMessage({ id, error: String(e && e.message || e) });
   }
-  if (off !== target.length) throw new Error(`memory snapshot: ${off} bytes, expected ${target.length}`);
+};`;
+
+/** The sparse snapshot (builder/pyodide_assets.py, pack_snapshot) → the full heap image Pyodide restores. */
+function expandSnapshot(raw) {
+  const dv = new DataView(raw.buffer, raw.byteOffset, raw.byteLength);
+  if (raw.length < 12 || dv.getUint32(0, true) !== 0x314e5343) throw new Error("memory snapshot: bad magic"); // "CSN1"
+  const size = dv.getUint32(4, true);
+  const count = dv.getUint32(8, true);
+  const PAGE = 4096;
+  const heap = new Uint8Array(size);
+  let off = 12 + 4 * count;
+  for (let k = 0; k < count; k++) {
+    const at = dv.getUint32(12 + 4 * k, true) * PAGE;
+    const len = Math.min(PAGE, size - at);
+    if (len <= 0 || off + len > raw.length) throw new Error("memory snapshot: truncated");
+    heap.set(raw.subarray(off, off + len), at);
+    off += len;
+  }
+  if (off !== raw.length) throw new Error("memory snapshot: stray bytes");
+  return heap;
 }
 
-async function gunzip(bytesPromise) {
-  const stream = new Blob([await bytesPromise]).stream().pipeThrough(new DecompressionStream("gzip"));
-  return new Uint8Array(await new Response(stream).arrayBuffer());
+let inflater = null;
+let inflaterCalls = 0;
+const inflaterWaiting = new Map();
+
+/** Inflate (and for kind "snapshot" expand) gzip bytes, on a helper thread when the browser has one. */
+async function inflateOffThread(kind, bytesPromise) {
+  const bytes = await bytesPromise;
+  if (inflater === null) {
+    try {
+      const url = URL.createObjectURL(new Blob([INFLATER_SOURCE], { type: "text/javascript" }));
+      inflater = new Worker(url);
+      URL.revokeObjectURL(url);
+      inflater.onmessage = ({ data }) => {
+        const done = inflaterWaiting.get(data.id);
+        inflaterWaiting.delete(data.id);
+        if (data.error) done.reject(new Error(data.error));
+        else done.resolve(new Uint8Array(data.buffer));
+      };
+    } catch (e) {
+      inflater = false; // no nested workers: inflate here
+    }
+  }
+  if (!inflater) {
+    const raw = new Uint8Array(await new Response(
+      new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"))).arrayBuffer());
+    return kind === "snapshot" ? expandSnapshot(raw) : raw;
+  }
+  const id = ++inflaterCalls;
+  // Our own bytes (a fresh arrayBuffer() or a posted buffer): transferred, not copied, unless a view.
+  const own = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes : bytes.slice();
+  return new Promise((resolve, reject) => {
+    inflaterWaiting.set(id, { resolve, reject });
+    inflater.postMessage({ id, kind, buffer: own.buffer }, [own.buffer]);
+  });
 }
 
 const SITE_PACKAGES = "/lib/python3.12/site-packages";
@@ -174,8 +230,8 @@ const SHARED_LIB = /\.cpython-[^/]*\.so$|\.abi3\.so$/;
 
 /** Write a wheel pack (builder/pyodide_assets.py, wheel_pack: one gzip stream of a JSON header and the
  *  files back to back) into site-packages; returns the paths of its Python extension modules (.so). */
-async function installPack(py, packName, bytesPromise) {
-  const raw = await gunzip(bytesPromise);
+async function installPack(py, packName, rawPromise) {
+  const raw = await rawPromise;
   const dv = new DataView(raw.buffer, raw.byteOffset, raw.byteLength);
   if (raw.length < 8 || String.fromCharCode(...raw.subarray(0, 4)) !== "CPK1") throw new Error(`${packName}: not a wheel pack`);
   const headerLen = dv.getUint32(4, true);
@@ -215,12 +271,22 @@ async function init(msg) {
   installNetworkGuards();
   if (msg.interruptBuffer) interruptBuffer = new Int32Array(msg.interruptBuffer);
 
-  // The heap snapshot (builder/pyodide_assets.py, memory_snapshot) is inflated into a buffer of its known
-  // size while pyodide.asm.js and the wasm load; Pyodide only needs the bytes when it restores them, after
-  // its file-system set-up, which `fsInit` holds until the buffer is full.
+  // The heap snapshot (builder/pyodide_assets.py, memory_snapshot) and the wheel packs are inflated on a
+  // helper thread while pyodide.asm.js and the wasm load here.  Pyodide needs the heap only when it
+  // restores it, after its file-system set-up, which `fsInit` holds until the bytes are in.
   const snapshot = msg.snapshot ? new Uint8Array(msg.snapshot.size) : null;
-  const snapshotFilled = snapshot ? gunzipInto(snapshot, asBytes(msg.snapshot.name, take(msg.snapshot.name))) : null;
-  if (snapshotFilled) snapshotFilled.then(() => mark("snapshot-inflated"), () => {});
+  const snapshotFilled = snapshot ? inflateOffThread("snapshot", asBytes(msg.snapshot.name, take(msg.snapshot.name)))
+    .then((heap) => {
+      if (heap.length !== snapshot.length) throw new Error(`memory snapshot: ${heap.length} bytes, expected ${snapshot.length}`);
+      snapshot.set(heap);
+      mark("snapshot-inflated");
+    }) : null;
+  if (snapshotFilled) snapshotFilled.catch(() => {});
+  const packs = msg.packs.map((pack) => {
+    const raw = inflateOffThread("pack", asBytes(pack.name, take(pack.name)));
+    raw.catch(() => {});
+    return { ...pack, raw };
+  });
   await Promise.all([prepareScript("pyodide.js"), prepareScript("pyodide.asm.js")]);
   mark("scripts-ready");
   progress("boot");
@@ -244,8 +310,8 @@ async function init(msg) {
   // Wheels are unpacked here with the browser's native inflate (DecompressionStream) rather than by
   // loadPackage's zipfile-in-wasm (~0.3–0.6 s for NumPy); the .so files are then loaded the way
   // loadPackage does it (async compile of all 19 before `import numpy` needs them).
-  for (const pack of msg.packs) {
-    const sharedLibs = await installPack(pyodide, pack.name, asBytes(pack.name, take(pack.name)));
+  for (const pack of packs) {
+    const sharedLibs = await installPack(pyodide, pack.name, pack.raw);
     if (sharedLibs.length) await pyodide._api.loadDynlibsFromPackage({ file_name: pack.wheel }, sharedLibs);
   }
   // Only site-packages' finder forgets its listing: importlib.invalidate_caches() would also import
@@ -273,6 +339,7 @@ del finder`);
   }
   if (warnings.length) console.warn("CoursePython:", warnings.join("\n"));
   pending.clear();
+  if (inflater) { inflater.terminate(); inflater = false; }
   mark("imported");
   post({ type: "ready", warnings });
 }

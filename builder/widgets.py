@@ -173,10 +173,19 @@ def _needs_single_head(ex: Example) -> str | None:
 # --------------------------------------------------------------------------- fallback HTML
 
 
+def css_number(x: float, decimals: int = 4) -> str:
+    """`x` to `decimals` decimals written as briefly as CSS allows: 0.1200 → .12, 1.0000 → 1, 0.0000 → 0."""
+    text = f"{x:.{decimals}f}".rstrip("0").rstrip(".")
+    text = "0" if text in ("", "-0") else text
+    return text.replace("0.", ".", 1) if text.startswith(("0.", "-0.")) else text
+
+
 def _weight_cell(w: float, masked: bool = False) -> str:
+    """A cell of a static heat table (`.heat-static`: its <td>s are heat cells without saying so each time)."""
     if masked:
-        return '<td class="heat-cell is-masked">—</td>'
-    return f'<td class="heat-cell{" is-high" if w >= HIGH_WEIGHT else ""}" style="--w:{w:.4f}">{percent(w)}</td>'
+        return '<td class="is-masked">—</td>'
+    high = ' class="is-high"' if w >= HIGH_WEIGHT else ""
+    return f'<td{high} style="--w:{css_number(w)}">{percent(w)}</td>'
 
 
 def weights_table(tokens: list[str], weights: list[list[float]], caption: str, mask: list[list[bool]] | None = None,
@@ -190,7 +199,7 @@ def weights_table(tokens: list[str], weights: list[list[float]], caption: str, m
         total = f'<td class="heat-sum">{percent(row_sums[i])}%</td>' if row_sums is not None else ""
         rows.append(f'<tr><th scope="row">{escapeHtml(tok)}</th>{cells}{total}</tr>')
     long = " heat-long" if any(len(t) > 2 for t in tokens) else ""
-    return (f'<div class="heat-scroll"><table class="heat-table{long}"><caption>{escapeHtml(caption)}</caption>'
+    return (f'<div class="heat-scroll"><table class="heat-table heat-static{long}"><caption>{escapeHtml(caption)}</caption>'
             f'<thead><tr><th scope="col"><span class="visually-hidden">Query ＼ Key</span></th>{head}{sum_head}</tr></thead>'
             f'<tbody>{"".join(rows)}</tbody></table></div>')
 
@@ -214,7 +223,7 @@ def _cls(col_class: Callable[[int], str] | None, j: int) -> str:
 def bars_list(tokens: list[str], weights: list[float], label: str) -> str:
     items = "".join(
         f'<li><span class="bar-label">{escapeHtml(t)}</span><span class="bar-track"><span class="bar-fill" '
-        f'style="width:{w * 100:.2f}%"></span></span><span class="bar-value">{percent(w)}%</span></li>'
+        f'style="width:{css_number(w * 100, 2)}%"></span></span><span class="bar-value">{percent(w)}%</span></li>'
         for t, w in zip(tokens, weights))
     return f'<ol class="bars" aria-label="{escapeHtml(label)}">{items}</ol>'
 
@@ -274,7 +283,7 @@ def query_focus_compute(o: dict) -> dict:
 def query_focus_fallback(d: dict) -> str:
     q = d["query"]
     tok = d["tokens"][q]
-    sentence = "".join(f'<span class="qf-token{" is-query" if i == q else ""}" style="--w:{w:.4f}">{escapeHtml(t)}</span>'
+    sentence = "".join(f'<span class="qf-token{" is-query" if i == q else ""}" style="--w:{css_number(w)}">{escapeHtml(t)}</span>'
                        for i, (t, w) in enumerate(zip(d["tokens"], d["weights"][q])))
     return (f'<p class="qf-sentence">{sentence}</p>'
             f'<p class="widget-caption">Query：“{escapeHtml(tok)}”分给每个词的注意力权重</p>'

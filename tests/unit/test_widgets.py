@@ -177,6 +177,40 @@ def test_fallback_shows_the_numbers_as_escaped_text_without_javascript() -> None
     assert "<table" in body and "<caption>" in body
 
 
+def test_static_heat_table_cells_carry_the_percent_and_the_exact_shade() -> None:
+    """Fallback heat cells are bare <td>s of a .heat-static table (theme/css/widgets.css styles them as heat
+    cells): the text is the whole percent, --w the weight to 4 decimals written briefly, is-high from HIGH."""
+    from builder.widgets import HIGH_WEIGHT, css_number
+
+    out, problems = render_snippet("```{widget} heatmap\nexamples: [cat-fast]\nmask: causal\n```\n")
+    assert problems == []
+    body = out.split('<script type="application/json"')[0]
+    assert 'class="heat-table heat-static"' in body and "heat-cell" not in body
+    weights = get_example("cat-fast").trace(causal=True).weights
+    rows = re.findall(r"<tr><th scope=\"row\">[^<]*</th>(.*?)</tr>", body)
+    assert len(rows) == len(weights)
+    for i, row in enumerate(rows):
+        cells = re.findall(r'<td( class="[^"]*")?( style="--w:([^"]*)")?>([^<]*)</td>', row)
+        assert len(cells) == len(weights) + 1  # and the row's sum
+        for j, (cls, _, shade, text) in enumerate(cells[:-1]):
+            if j > i:
+                assert (cls, shade, text) == (' class="is-masked"', "", "—")
+                continue
+            w = weights[i][j]
+            assert float(shade) == round(w, 4) and shade == css_number(w) and not shade.startswith("0.")
+            assert int(text) == math.floor(w * 100 + 0.5)
+            assert (cls == ' class="is-high"') == (w >= HIGH_WEIGHT)
+        assert cells[-1][0] == ' class="heat-sum"' and cells[-1][3] == "100%"
+
+
+def test_css_number_is_the_same_number_written_briefly() -> None:
+    from builder.widgets import css_number
+
+    assert [css_number(x) for x in (0.12, 1.0, 0.0, 0.00004, 0.99996, 0.1296, -0.5, -0.00001)] == \
+        [".12", "1", "0", "0", "1", ".1296", "-.5", "0"]
+    assert css_number(12.3456, 2) == "12.35" and css_number(50.0, 2) == "50"
+
+
 def test_page_env_gets_the_feature_and_the_widget_ids() -> None:
     from builder.errors import Problems
     from builder.widgets import markdown_plugin

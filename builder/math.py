@@ -339,14 +339,106 @@ def prune_katex_css(css: str, used_classes: set[str]) -> str:
 KATEX_CSS_PATH = "assets/katex/katex.min.css"
 
 
-def site_katex_css(css: bytes, formulas: Iterable[Formula], cache_dir: Path | None) -> bytes:
-    """KaTeX's stylesheet pruned to the classes of the site's formulas (typeset already: from the cache)."""
+# The fonts: KaTeX's woff2 files hold every glyph KaTeX can draw (Main-Regular alone is 26 KB); a course draws a
+# few dozen characters. Each font the pruned stylesheet names is cut down to the characters the site's formulas
+# contain and AUTOHINTER_REFERENCE (with everything else of the font kept: outlines, metrics, hinting, kerning,
+# OpenType layout, names), so every formula looks exactly as with the full font. Needs fontTools (with brotli
+# for woff2); without it the fonts ship whole.
+
+KATEX_FONTS_DIR = "assets/katex/fonts/"
+# Kept in every subset: Chromium on Linux draws with FreeType's auto-hinter, which sizes its blue zones and stem
+# widths from a font's Latin and Greek letters and digits (whichever the font has), so a subset without them
+# would draw the very same glyphs a little differently. With them, pixel for pixel the same.
+AUTOHINTER_REFERENCE = ("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+                        + "".join(map(chr, range(0x391, 0x3AA))) + "".join(map(chr, range(0x3B1, 0x3CA))))
+_TAG_RE = re.compile(r"<[^>]*>")
+_CSS_CONTENT_RE = re.compile(r"content\s*:\s*\"([^\"]*)\"")
+
+
+def formula_characters(formula_html: str) -> set[str]:
+    """Every character of a formula's text (visual part and MathML)."""
+    from html import unescape
+
+    return set(unescape(_TAG_RE.sub("", formula_html)))
+
+
+def subset_font(woff2: bytes, characters: str) -> bytes:
+    """`woff2` with only the glyphs of `characters` (and what the font's layout tables reach from them);
+    tables, names, hinting and metrics are kept, the timestamp is not touched (same bytes for the same input)."""
+    import io
+
+    from fontTools import subset
+    from fontTools.ttLib import TTFont
+
+    options = subset.Options()
+    options.flavor = "woff2"
+    options.layout_features = ["*"]
+    options.name_IDs = ["*"]
+    options.name_languages = ["*"]
+    options.name_legacy = True
+    options.notdef_glyph = True
+    options.notdef_outline = True
+    options.glyph_names = True
+    options.hinting = True
+    options.legacy_kern = True
+    options.drop_tables = []
+    options.recalc_bounds = False
+    options.recalc_timestamp = False
+    options.prune_unicode_ranges = False
+    font = TTFont(io.BytesIO(woff2), recalcBBoxes=False, recalcTimestamp=False)  # glyph boxes as drawn by KaTeX
+    subsetter = subset.Subsetter(options)
+    subsetter.populate(text=characters)
+    subsetter.subset(font)
+    out = io.BytesIO()
+    font.flavor = "woff2"
+    font.save(out)  # tables in tag order: the same bytes whatever the hash seed
+    return out.getvalue()
+
+
+def _subset_fonts_cached(fonts: dict[str, bytes], characters: str, cache_dir: Path | None) -> dict[str, bytes]:
+    """subset_font() for each font, cached by (characters, font bytes): a page edit seldom adds a character."""
+    from fontTools import version as fonttools_version
+
+    from . import cache as cachestore
+
+    key = cachestore.digest("katex-font-subset", fonttools_version, characters,
+                            *(name.encode() + b"\0" + data for name, data in sorted(fonts.items())))
+    with cachestore.open_cache(cache_dir) as store:
+        found = store.get(key)
+        if found is None:
+            found = {name: subset_font(data, characters) for name, data in fonts.items()}
+            store.put(key, found)
+    return found
+
+
+def site_katex_assets(katex_files: dict[str, bytes], formulas: Iterable[Formula],
+                      cache_dir: Path | None) -> dict[str, bytes]:
+    """KaTeX's stylesheet and fonts as this site needs them: the stylesheet pruned to the classes of the site's
+    formulas (prune_katex_css), each font subset to their characters (subset_font). The formulas are typeset
+    already: their HTML comes from the cache."""
     cache = MathCache(cache_dir / "katex.sqlite" if cache_dir else None)
     try:
         html, _, _ = render_all(formulas, cache)
     finally:
         cache.close()
     used: set[str] = set()
+    characters: set[str] = set()
     for formula_html in html.values():
         used |= classes_in(formula_html)
-    return prune_katex_css(css.decode("utf-8"), used).encode("utf-8")
+        characters |= formula_characters(formula_html)
+    out = dict(katex_files)
+    if KATEX_CSS_PATH in katex_files:
+        css = prune_katex_css(katex_files[KATEX_CSS_PATH].decode("utf-8"), used)
+        out[KATEX_CSS_PATH] = css.encode("utf-8")
+        for text in _CSS_CONTENT_RE.findall(css):  # generated content is drawn with the fonts too
+            characters |= set(text)
+    named = set(re.findall(r"url\(\s*[\"']?fonts/([^\"')?#]+)", out.get(KATEX_CSS_PATH, b"").decode("utf-8")))
+    fonts = {name: data for name, data in katex_files.items()  # the others are never requested: left whole
+             if name.startswith(KATEX_FONTS_DIR) and name[len(KATEX_FONTS_DIR):] in named}
+    try:
+        import brotli  # noqa: F401  (woff2)
+        import fontTools.subset  # noqa: F401
+    except ImportError:
+        return out
+    out.update(_subset_fonts_cached(fonts, "".join(sorted(characters | set(AUTOHINTER_REFERENCE))), cache_dir))
+    return out

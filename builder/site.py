@@ -172,11 +172,11 @@ def build_site(options: BuildOptions | None = None) -> BuildResult:
         # (each stage re-runs only when its inputs changed: builder/incremental.py)
         files.update(incremental.by_pages_cached(  # before templates: they link it with its hash
             options, "search", pages, lambda: search_index.search_index_files(pages)))
-        if (katex_css := files.get(mathstage.KATEX_CSS_PATH)) is not None:  # only rules the site's formulas use
-            files[mathstage.KATEX_CSS_PATH] = incremental.by_pages_cached(
-                options, "katex-css", pages, lambda: mathstage.site_katex_css(
-                    katex_css, (f for p in pages for f, _ in p.env.get("formulas", [])), options.cache_dir),
-                assets.short_hash(katex_css))
+        katex = {name: data for name, data in files.items() if name.startswith("assets/katex/")}
+        files.update(incremental.by_pages_cached(  # only the CSS rules and glyphs the site's formulas use
+            options, "katex", pages, lambda: mathstage.site_katex_assets(
+                katex, (f for p in pages for f, _ in p.env.get("formulas", [])), options.cache_dir),
+            *(f"{name}={assets.short_hash(data)}" for name, data in sorted(katex.items()))))
         urls = assets.asset_urls(files)
         files.update(incremental.templates_cached(options, site, pages, urls, problems))
     if problems:

@@ -38,3 +38,27 @@ def test_pruned_katex_css_styles_every_formula_element_like_the_full_stylesheet(
     assert len(full) == len(shipped)
     differing = [i for i, (a, b) in enumerate(zip(shipped, full)) if a != b]
     assert not differing, f"{len(differing)} elements styled differently, e.g. {set(shipped[differing[0]].split(';')) ^ set(full[differing[0]].split(';'))}"
+
+
+FONTS = ROOT / "node_modules" / "katex" / "dist" / "fonts"
+
+
+def test_subset_fonts_draw_every_formula_pixel_for_pixel_like_katex_fonts(browser, http_base):
+    """The site's KaTeX fonts are subsets (builder/math.py: subset_font); the same page drawn with KaTeX's own
+    font files (served in their place) must give the very same pixels, at desktop and phone widths."""
+    shots = []
+    for original in (False, True):
+        context = browser.new_context(viewport={"width": 1280, "height": 900}, device_scale_factor=1)
+        if original:
+            context.route("**/assets/katex/fonts/*.woff2", lambda route: route.fulfill(
+                body=(FONTS / route.request.url.split("?")[0].rsplit("/", 1)[1]).read_bytes(),
+                content_type="font/woff2"))
+        page = context.new_page()
+        page.goto(http_base + "module-05-attention.html")
+        page.evaluate("document.fonts.ready")
+        formulas = page.locator(".math-display")
+        assert formulas.count() >= 5
+        shots.append([formulas.nth(i).screenshot(animations="disabled") for i in range(formulas.count())]
+                     + [page.locator(".article p:has(.katex)").first.screenshot(animations="disabled")])
+        context.close()
+    assert shots[0] == shots[1]

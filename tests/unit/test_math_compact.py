@@ -145,3 +145,63 @@ def test_pruned_stylesheet_keeps_every_rule_the_course_formulas_can_match(typese
         for selector in mathstage._split_selectors(prelude):
             needs = set(re.findall(r"\.(-?[_a-zA-Z][\w-]*)", re.sub(r":not\([^)]*\)", "", selector)))
             assert (selector in kept) == (needs <= used), selector
+
+
+# ------------------------------------------------------------------------------------------------ fonts
+
+fontTools = pytest.importorskip("fontTools")
+KATEX_FONTS = ROOT / "node_modules" / "katex" / "dist" / "fonts"
+
+
+def test_subset_font_keeps_the_glyphs_metrics_and_hinting_of_the_characters_asked_for():
+    from io import BytesIO
+
+    from fontTools.ttLib import TTFont
+
+    data = (KATEX_FONTS / "KaTeX_Math-Italic.woff2").read_bytes()
+    out = mathstage.subset_font(data, "QKVdk")
+    assert out == mathstage.subset_font(data, "QKVdk")  # deterministic (no timestamp)
+    assert len(out) < len(data) / 2
+    full, sub = TTFont(BytesIO(data)), TTFont(BytesIO(out))
+    assert set(sub.getBestCmap()) == {ord(c) for c in "QKVdk"}
+    for char in "QKVdk":
+        a, b = full.getBestCmap()[ord(char)], sub.getBestCmap()[ord(char)]
+        assert full["hmtx"][a] == sub["hmtx"][b]
+        ga, gb = full["glyf"][a], sub["glyf"][b]
+        ga.expand(full["glyf"])
+        gb.expand(sub["glyf"])
+        assert (ga.xMin, ga.yMin, ga.xMax, ga.yMax) == (gb.xMin, gb.yMin, gb.xMax, gb.yMax)
+        assert list(ga.coordinates) == list(gb.coordinates) and ga.program.getBytecode() == gb.program.getBytecode()
+    for table in ("fpgm", "prep", "cvt ", "gasp"):  # the hinting programs and their data
+        assert full.getTableData(table) == sub.getTableData(table), table
+    assert (full["hhea"].ascent, full["hhea"].descent, full["head"].unitsPerEm) == \
+        (sub["hhea"].ascent, sub["hhea"].descent, sub["head"].unitsPerEm)
+
+
+def test_site_fonts_cover_every_formula_character_and_the_autohinter_reference(tmp_path):
+    from io import BytesIO
+
+    from fontTools.ttLib import TTFont
+
+    formulas = [(r"\mathrm{softmax}\left(\frac{QK^\top}{\sqrt{d_k}}\right)V", True), (r"\sum_j e^{s_j}", False)]
+    css = KATEX_DIST_CSS.read_text(encoding="utf-8")
+    files = {mathstage.KATEX_CSS_PATH: css.encode()}
+    for font in KATEX_FONTS.glob("*.woff2"):
+        files[f"assets/katex/fonts/{font.name}"] = font.read_bytes()
+    out = mathstage.site_katex_assets(files, formulas, tmp_path)
+    shipped_css = out[mathstage.KATEX_CSS_PATH].decode()
+    named = set(re.findall(r"url\(fonts/([^)]+\.woff2)\)", shipped_css))
+    assert {"KaTeX_Main-Regular.woff2", "KaTeX_Math-Italic.woff2", "KaTeX_Size3-Regular.woff2"} <= named
+    assert "KaTeX_Fraktur-Regular.woff2" not in named
+    html, _, _ = mathstage.render_all(formulas, mathstage.MathCache(None))
+    chars = set().union(*(mathstage.formula_characters(h) for h in html.values())) | set(mathstage.AUTOHINTER_REFERENCE)
+    for name, data in files.items():
+        if not name.endswith(".woff2"):
+            continue
+        if name.rsplit("/", 1)[1] not in named:
+            assert out[name] == data  # never requested: shipped as it is
+            continue
+        full, sub = TTFont(BytesIO(data)).getBestCmap(), TTFont(BytesIO(out[name])).getBestCmap()
+        assert len(out[name]) < len(data)
+        assert set(sub) == {c for c in full if chr(c) in chars}, name
+    assert out == mathstage.site_katex_assets(files, formulas, tmp_path)  # and again, from the cache

@@ -346,11 +346,24 @@ KATEX_CSS_PATH = "assets/katex/katex.min.css"
 # for woff2); without it the fonts ship whole.
 
 KATEX_FONTS_DIR = "assets/katex/fonts/"
-# Kept in every subset: Chromium on Linux draws with FreeType's auto-hinter, which sizes its blue zones and stem
-# widths from a font's Latin and Greek letters and digits (whichever the font has), so a subset without them
-# would draw the very same glyphs a little differently. With them, pixel for pixel the same.
-AUTOHINTER_REFERENCE = ("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
-                        + "".join(map(chr, range(0x391, 0x3AA))) + "".join(map(chr, range(0x3B1, 0x3CA))))
+# Kept in each subset: Chromium on Linux draws with FreeType's auto-hinter (or skrifa's copy of it), which sizes
+# a script's blue zones and stem widths from fixed reference letters of that script ("blue strings" and standard
+# characters, FreeType's src/autofit/afblue.dat); a subset without them would draw the very same glyphs a little
+# differently. Latin's are always kept (digits, symbols and Latin letters use them); another script's when the
+# site draws one of its letters.
+AUTOHINTER_REFERENCE = {
+    "latin": ("THEZOCQS" "HEZLOCUS" "fijkdbh" "uvxzoesc" "nrxzoesc" "pqgjy" "oO0", None),
+    "greek": ("ΓΒΕΖΘΟΩ" "ΒΔΖΞΘΟ" "βθδζλξ" "αειοπστω" "βγημρφχψ" "οΟ", re.compile("[\u0370-\u03ff\u1f00-\u1fff]")),
+    "cyrillic": ("БВЕПЗОСЭ" "БВЕШЗОСЭ" "хпншезос" "руф" "оО", re.compile("[\u0400-\u052f]")),
+}
+
+
+def autohinter_reference(characters: set[str]) -> set[str]:
+    """The reference letters of every script `characters` has letters of (Latin always)."""
+    text = "".join(characters)
+    return {c for chars, script in AUTOHINTER_REFERENCE.values() if script is None or script.search(text) for c in chars}
+
+
 _TAG_RE = re.compile(r"<[^>]*>")
 _CSS_CONTENT_RE = re.compile(r"content\s*:\s*\"([^\"]*)\"")
 
@@ -440,5 +453,6 @@ def site_katex_assets(katex_files: dict[str, bytes], formulas: Iterable[Formula]
         import fontTools.subset  # noqa: F401
     except ImportError:
         return out
-    out.update(_subset_fonts_cached(fonts, "".join(sorted(characters | set(AUTOHINTER_REFERENCE))), cache_dir))
+    characters |= autohinter_reference(characters)
+    out.update(_subset_fonts_cached(fonts, "".join(sorted(characters)), cache_dir))
     return out

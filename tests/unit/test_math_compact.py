@@ -178,6 +178,12 @@ def test_subset_font_keeps_the_glyphs_metrics_and_hinting_of_the_characters_aske
         (sub["hhea"].ascent, sub["hhea"].descent, sub["head"].unitsPerEm)
 
 
+def test_autohinter_reference_letters_follow_the_scripts_drawn():
+    assert mathstage.autohinter_reference({"x"}) == set(mathstage.AUTOHINTER_REFERENCE["latin"][0])
+    greek = mathstage.autohinter_reference({"α", "1"})
+    assert set("THEZ0") <= greek and set("ΓΒβθοΟ") <= greek and not greek & set("БВ")
+
+
 def test_site_fonts_cover_every_formula_character_and_the_autohinter_reference(tmp_path):
     from io import BytesIO
 
@@ -194,7 +200,10 @@ def test_site_fonts_cover_every_formula_character_and_the_autohinter_reference(t
     assert {"KaTeX_Main-Regular.woff2", "KaTeX_Math-Italic.woff2", "KaTeX_Size3-Regular.woff2"} <= named
     assert "KaTeX_Fraktur-Regular.woff2" not in named
     html, _, _ = mathstage.render_all(formulas, mathstage.MathCache(None))
-    chars = set().union(*(mathstage.formula_characters(h) for h in html.values())) | set(mathstage.AUTOHINTER_REFERENCE)
+    chars = set().union(*(mathstage.formula_characters(h) for h in html.values()))
+    assert not chars & set("ΓΒβγБВ")
+    chars |= mathstage.autohinter_reference(chars)
+    assert set("THEZOCQSpqgjy0") <= chars and not chars & set("ΓΒβγБВ")  # Latin reference only
     for name, data in files.items():
         if not name.endswith(".woff2"):
             continue

@@ -587,7 +587,7 @@ def widget_plugin(md: MarkdownIt, *, render: Callable[[WidgetBlock], str] = rend
                 block = parse_block(token, state.env)
                 token.meta["widget"] = block
                 if block is not None:
-                    state.env.setdefault("features", set()).add("widgets")
+                    state.env.setdefault("features", set()).update(("widgets", f"widget-{block.widget.name}"))
                     state.env.setdefault("extra_ids", set()).add(block.ident)
 
     def render_token(token: Token, env: dict) -> str:

@@ -1,29 +1,17 @@
-// Mounts every widget on the page. The numbers come from the JSON the build embedded next to each widget;
-// a widget that fails keeps its static fallback tables (and the others still start).
-import { mount as heatmap } from "./heatmap.js";
-import { mount as multiHead } from "./multi-head.js";
-import { mount as queryFocus } from "./query-focus.js";
-import { mount as stepCalculator } from "./step-calculator.js";
-import { mount as temperature } from "./temperature.js";
-
-const WIDGETS = {
-  heatmap,
-  "query-focus": queryFocus,
-  "step-calculator": stepCalculator,
-  temperature,
-  "multi-head": multiHead,
-};
-
-export function initWidgets(doc) {
-  for (const root of doc.querySelectorAll(".widget[data-widget]")) {
-    const mount = WIDGETS[root.dataset.widget];
+// Mounts the widgets of one kind. Each kind is its own small script (theme/js/widget-<name>.js →
+// assets/widget-<name>.js) that a page loads only if it has such a widget (templates/page.html), deferred
+// after site.js, so it runs before DOMContentLoaded and after site.js kept the fallbacks for print.
+// The numbers come from the JSON the build embedded next to each widget; a widget that fails keeps its
+// static fallback tables (and the others still start).
+export function mountWidgets(doc, name, mount) {
+  for (const root of doc.querySelectorAll(`.widget[data-widget="${name}"]`)) {
     const script = root.querySelector("script.widget-data");
-    if (!mount || !script) continue;
+    if (!script || root.dataset.ready) continue;
     try {
       mount(root, JSON.parse(script.textContent));
       root.dataset.ready = "true";
     } catch (err) {
-      console.warn("widget failed to start", root.dataset.widget, err); // eslint-disable-line no-console
+      console.warn("widget failed to start", name, err); // eslint-disable-line no-console
     }
   }
 }

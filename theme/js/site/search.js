@@ -1,147 +1,38 @@
 // Site search: a header button (or "/" and Ctrl/⌘+K) opens a modal dialog searching every page's title,
 // headings and text. The index (built by builder/search_index.py) is a classic script that sets
-// window.__COURSE_SEARCH_INDEX__; it is injected the first time the dialog opens, so first view stays light,
+// window.__COURSE_SEARCH_INDEX__; it is injected the first time the dialog opens, together with the code that
+// ranks and highlights results (theme/js/site/search-engine.js → assets/search.js), so first view stays light,
 // and a <script src> works on file:// where fetch does not. Page text is only ever inserted as text nodes.
 
 const INDEX_GLOBAL = "__COURSE_SEARCH_INDEX__";
-const MAX_RESULTS = 30;
-const CJK_RUN = /[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+/g;
-const WORD = /[a-z0-9]+/g;
+const ENGINE_GLOBAL = "__COURSE_SEARCH_ENGINE__";
 
 let indexPromise = null;
 
-function loadIndex(src) {
-  if (window[INDEX_GLOBAL]) return Promise.resolve(window[INDEX_GLOBAL]);
+function loadScript(src, global) {
+  if (window[global]) return Promise.resolve(window[global]);
+  return new Promise((resolve, reject) => {
+    const script = document.createElement("script");
+    script.src = src;
+    script.async = true;
+    script.onload = () => (window[global] ? resolve(window[global]) : reject(new Error(`${src} is empty`)));
+    script.onerror = () => {
+      script.remove();
+      reject(new Error(`cannot load ${src}`));
+    };
+    document.head.append(script);
+  });
+}
+
+/** The index and the code that searches it (assets/search.js), both as <script src>: works on file://. */
+function loadIndex(src, engineSrc) {
   if (!indexPromise) {
-    indexPromise = new Promise((resolve, reject) => {
-      const script = document.createElement("script");
-      script.src = src;
-      script.async = true;
-      script.onload = () => (window[INDEX_GLOBAL] ? resolve(window[INDEX_GLOBAL]) : reject(new Error("empty index")));
-      script.onerror = () => {
-        indexPromise = null;
-        script.remove();
-        reject(new Error(`cannot load ${src}`));
-      };
-      document.head.append(script);
+    indexPromise = Promise.all([loadScript(src, INDEX_GLOBAL), loadScript(engineSrc, ENGINE_GLOBAL)]).catch((err) => {
+      indexPromise = null;
+      throw err;
     });
   }
   return indexPromise;
-}
-
-/** Query → terms: runs of CJK characters and lowercase Latin words/numbers (everything else separates). */
-export function queryTerms(query) {
-  const q = query.toLowerCase();
-  const terms = [...(q.match(CJK_RUN) || []), ...(q.match(WORD) || [])];
-  return [...new Set(terms)];
-}
-
-function intersect(a, b) {
-  const set = new Set(b);
-  return a.filter((x) => set.has(x));
-}
-
-function candidatesFor(index, term) {
-  if (/^[a-z0-9]+$/.test(term)) {
-    // A Latin word matches every indexed word it starts (typing "soft" finds "softmax").
-    const found = new Set();
-    for (const word of Object.keys(index.words)) {
-      if (word.startsWith(term)) for (const s of index.words[word]) found.add(s);
-    }
-    return [...found];
-  }
-  if (term.length === 1) return index.grams[term] || [];
-  let result = null;
-  for (let i = 0; i < term.length - 1; i += 1) {
-    const postings = index.grams[term.slice(i, i + 2)] || [];
-    result = result === null ? postings : intersect(result, postings);
-    if (!result.length) break;
-  }
-  return result || [];
-}
-
-function countOf(haystack, needle) {
-  let n = 0;
-  for (let at = haystack.indexOf(needle); at !== -1 && n < 20; at = haystack.indexOf(needle, at + needle.length)) n += 1;
-  return n;
-}
-
-/** Ranked results [{section, page, score}] of `query` in `index`: heading matches, then title, then text. */
-export function search(index, query) {
-  const terms = queryTerms(query);
-  if (!terms.length) return [];
-  let candidates = null;
-  for (const term of terms) {
-    const found = candidatesFor(index, term);
-    candidates = candidates === null ? found : intersect(candidates, found);
-    if (!candidates.length) return [];
-  }
-  const results = [];
-  for (const n of candidates) {
-    const [pageNo, heading, , text] = index.sections[n];
-    const title = index.pages[pageNo][1].toLowerCase();
-    const h = heading.toLowerCase();
-    const t = text.toLowerCase();
-    const firstOfPage = n === 0 || index.sections[n - 1][0] !== pageNo;
-    let score = 0;
-    let everyTerm = true;
-    for (const term of terms) {
-      const inHeading = h.includes(term);
-      const inTitle = title.includes(term);
-      const inText = countOf(t, term);
-      // Bigram postings only narrow the search: the section must really contain the term (a page's title
-      // is indexed with its first section).
-      if (!inHeading && !inText && !(inTitle && firstOfPage)) {
-        everyTerm = false;
-        break;
-      }
-      score += (inHeading ? 100 : 0) + (inTitle ? 30 : 0) + Math.min(inText, 10);
-    }
-    if (everyTerm) results.push({ section: n, page: pageNo, score });
-  }
-  results.sort((a, b) => b.score - a.score || a.section - b.section);
-  return results.slice(0, MAX_RESULTS);
-}
-
-/** Text nodes and <mark>s for `text` with every occurrence of the terms highlighted. */
-function highlighted(text, terms) {
-  const lower = text.toLowerCase();
-  const ranges = [];
-  for (const term of terms) {
-    for (let at = lower.indexOf(term); at !== -1; at = lower.indexOf(term, at + term.length)) {
-      ranges.push([at, at + term.length]);
-    }
-  }
-  ranges.sort((a, b) => a[0] - b[0]);
-  const fragment = document.createDocumentFragment();
-  let pos = 0;
-  for (const [start, end] of ranges) {
-    if (end <= pos) continue;
-    const from = Math.max(start, pos);
-    if (from > pos) fragment.append(document.createTextNode(text.slice(pos, from)));
-    const mark = document.createElement("mark");
-    mark.textContent = text.slice(from, end);
-    fragment.append(mark);
-    pos = end;
-  }
-  if (pos < text.length) fragment.append(document.createTextNode(text.slice(pos)));
-  return fragment;
-}
-
-/** A window of the section text around the first match. */
-export function snippetOf(text, terms, before = 24, length = 90) {
-  const lower = text.toLowerCase();
-  const hits = terms.map((t) => lower.indexOf(t)).filter((i) => i >= 0);
-  const first = hits.length ? Math.min(...hits) : 0;
-  const start = Math.max(0, first - before);
-  const end = Math.min(text.length, start + length);
-  return (start > 0 ? "…" : "") + text.slice(start, end) + (end < text.length ? "…" : "");
-}
-
-function resultHref(index, result) {
-  const [, , anchor] = index.sections[result.section];
-  const url = index.pages[result.page][0];
-  return anchor ? `${url}#${encodeURIComponent(anchor)}` : url;
 }
 
 function buildDialog(doc) {
@@ -169,11 +60,13 @@ export function initSearch(doc) {
   const opener = doc.querySelector(".search-open");
   if (!opener || typeof HTMLDialogElement === "undefined") return;
   const src = opener.dataset.searchIndex;
+  const engineSrc = opener.dataset.searchEngine;
   let dialog = null;
   let input = null;
   let list = null;
   let status = null;
   let index = null;
+  let engine = null; // { queryTerms, search, highlighted, snippetOf, resultHref, MAX_RESULTS } from assets/search.js
   let active = -1;
   let returnFocus = null;
 
@@ -205,6 +98,7 @@ export function initSearch(doc) {
       input.setAttribute("aria-expanded", "false");
       return;
     }
+    const { queryTerms, search, highlighted, snippetOf, resultHref, MAX_RESULTS } = engine;
     const terms = queryTerms(query);
     const results = search(index, query);
     results.forEach((result, n) => {
@@ -314,8 +208,9 @@ export function initSearch(doc) {
     input.select();
     if (!index) {
       status.textContent = "正在加载搜索索引…";
-      loadIndex(src).then(
-        (loaded) => {
+      loadIndex(src, engineSrc).then(
+        ([loaded, code]) => {
+          engine = code;
           index = loaded;
           status.textContent = "";
           render();
@@ -344,5 +239,5 @@ export function initSearch(doc) {
   });
   opener.hidden = false;
   // For measurements and tests: run a query against the loaded index (null until the dialog has loaded it).
-  window.CourseSearch = { open, search: (query) => (index ? search(index, query) : null) };
+  window.CourseSearch = { open, search: (query) => (index ? engine.search(index, query) : null) };
 }

@@ -6,10 +6,11 @@ GitHub Pages caches never serve a stale file after a rebuild.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import re
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, Iterable
 
 from .bundle import BundleError, esbuild_bundle, esbuild_minify_css
 
@@ -29,15 +30,32 @@ def short_hash(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()[:10]
 
 
-def theme_css(theme_dir: Path) -> bytes:
-    """base.css first, then every other stylesheet of the theme in name order, minified."""
+# Theme stylesheets only some pages need, with the page feature (env["features"]) or page kind that needs each.
+OPTIONAL_CSS = {"cells.css": "cells", "index.css": "index", "quiz.css": "quiz", "widgets.css": "widgets"}
+
+
+def css_bundle_name(needs: Iterable[str]) -> str:
+    """The bundle for a page with these features / kind: "site.css", "site-cells-quiz-widgets.css", …"""
+    return "-".join(["site", *sorted(set(needs) & set(OPTIONAL_CSS.values()))]) + ".css"
+
+
+def theme_css(theme_dir: Path) -> dict[str, bytes]:
+    """One stylesheet per combination of OPTIONAL_CSS (each page links the one for what it has, templates/base.html):
+    base.css first, then the theme's other stylesheets in name order, each minified — a page's bundle is the
+    full list less the optional sheets it does not need, so the cascade order is the same on every page."""
     css_dir = theme_dir / "css"
     files = sorted(css_dir.glob("*.css"), key=lambda p: (p.name != "base.css", p.name))
-    css = "\n".join(p.read_text(encoding="utf-8") for p in files)
     try:
-        return esbuild_minify_css(css).encode("utf-8")
+        minified = {p.name: esbuild_minify_css(p.read_text(encoding="utf-8")) for p in files}
     except BundleError as exc:
         raise AssetError("theme/css", str(exc)) from exc
+    optional = [name for name in minified if name in OPTIONAL_CSS]
+    bundles = {}
+    for k in range(len(optional) + 1):
+        for chosen in itertools.combinations(optional, k):
+            css = "".join(text for name, text in minified.items() if name not in OPTIONAL_CSS or name in chosen)
+            bundles[f"assets/{css_bundle_name(OPTIONAL_CSS[n] for n in chosen)}"] = css.encode("utf-8")
+    return bundles
 
 
 def katex_assets(root: Path) -> dict[str, bytes]:
@@ -70,7 +88,7 @@ def js_bundles(root: Path, theme_dir: Path) -> dict[str, bytes]:
 
 
 def build_assets(options: "BuildOptions") -> dict[str, bytes]:
-    files: dict[str, bytes] = {"assets/site.css": theme_css(options.theme_dir)}
+    files: dict[str, bytes] = theme_css(options.theme_dir)
     files.update(katex_assets(options.root))
     files.update(js_bundles(options.root, options.theme_dir))
     for extra in sorted((options.theme_dir / "static").glob("*")) if (options.theme_dir / "static").exists() else []:

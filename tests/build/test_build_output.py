@@ -82,3 +82,23 @@ def test_katex_css_is_pruned_to_the_classes_of_the_site_formulas(course_site):
         assert needs <= used, selector
     for page in course_site.glob("*.html"):
         assert re.search(r'href="assets/katex/katex\.min\.css\?v=[0-9a-f]{10}"', page.read_text(encoding="utf-8"))
+
+
+def test_each_page_links_the_theme_stylesheet_for_the_features_it_has(course_site):
+    """Optional stylesheets (cells, quiz, widgets, index: builder/assets.py OPTIONAL_CSS) only where needed, and
+    every page's bundle is the full stylesheet minus the parts the page does not need, in the same order."""
+    from builder.assets import OPTIONAL_CSS, css_bundle_name
+    from builder.bundle import esbuild_minify_css
+
+    minified = {p.name: esbuild_minify_css(p.read_text(encoding="utf-8")) for p in (ROOT / "theme/css").glob("*.css")}
+    order = sorted(minified, key=lambda n: (n != "base.css", n))
+    needs_of = {"index.html": {"index"}, "module-05-attention.html": {"cells", "quiz", "widgets"},
+                "attention-explained.html": {"quiz", "widgets"}}
+    for name, needs in needs_of.items():
+        html = (course_site / name).read_text(encoding="utf-8")
+        href = re.findall(r'<link rel="stylesheet" href="(assets/site[^"?]*\.css)\?v=', html)
+        assert href == [f"assets/{css_bundle_name(needs)}"], name
+        shipped = (course_site / href[0]).read_text(encoding="utf-8")
+        assert shipped == "".join(minified[n] for n in order if n not in OPTIONAL_CSS or OPTIONAL_CSS[n] in needs)
+        assert ("heat-cell" in shipped) == ("widgets" in needs) and (".cell-run" in shipped) == ("cells" in needs)
+        assert (".cards{" in shipped and ".progress-continue{" in shipped) == ("index" in needs)

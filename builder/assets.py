@@ -58,16 +58,21 @@ def theme_css(theme_dir: Path) -> dict[str, bytes]:
     return bundles
 
 
-def katex_assets(root: Path) -> dict[str, bytes]:
-    """KaTeX's stylesheet and its woff2 fonts (every browser we target reads woff2, so the
-    woff/ttf fallbacks are dropped from the @font-face rules instead of being shipped)."""
-    dist = root / KATEX_DIST
-    css_path = dist / "katex.min.css"
+def katex_css(root: Path) -> str:
+    """KaTeX's stylesheet as the site ships it: its @font-face rules name only the woff2 files (every browser
+    we target reads woff2, so the woff/ttf fallbacks are dropped instead of being shipped). The pages stage
+    reads it too, to preload each page's fonts (builder/fonts.py)."""
+    css_path = root / KATEX_DIST / "katex.min.css"
     if not css_path.exists():
         raise AssetError(str(KATEX_DIST), "KaTeX is not installed: run `npm ci` (or `make site`)")
     css = css_path.read_text(encoding="utf-8")
-    css = re.sub(r',url\(fonts/[^)]+\.(?:woff|ttf)\) format\("(?:woff|truetype)"\)', "", css)
-    files = {"assets/katex/katex.min.css": css.encode("utf-8")}
+    return re.sub(r',url\(fonts/[^)]+\.(?:woff|ttf)\) format\("(?:woff|truetype)"\)', "", css)
+
+
+def katex_assets(root: Path) -> dict[str, bytes]:
+    """KaTeX's stylesheet (katex_css) and its woff2 fonts."""
+    dist = root / KATEX_DIST
+    files = {"assets/katex/katex.min.css": katex_css(root).encode("utf-8")}
     for font in sorted((dist / "fonts").glob("*.woff2")):
         files[f"assets/katex/fonts/{font.name}"] = font.read_bytes()
     return files

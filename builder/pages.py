@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import jinja2
 
+from . import assets, fonts
 from . import cache as cachestore
 from .content import SiteSource
 from .errors import Code, Problems
@@ -185,13 +186,19 @@ def render_pages(site: SiteSource, pages: list["Page"], options: "BuildOptions",
     cached = store.get_many([k for k in keys if k is not None]) if store is not None else {}
     fresh: dict[str, str] = {}
     files: dict[str, bytes] = {}
+    katex_css = None
     for page, key in zip(pages, keys):
         html = cached.get(key) if key is not None else None
         if html is None:
+            # The preloads are a function of the body, KaTeX's stylesheet and builder/fonts.py, all in the key.
+            if katex_css is None and "katex.css" in asset_urls:
+                katex_css = assets.katex_css(options.root)
+            preloads = fonts.page_font_urls(page.body_html, katex_css, asset_urls["katex.css"]) if katex_css else []
             html = render_page(env, site, page, items, outline, course_data_of(page), context_assets, problems,
-                               content=BODY_PLACEHOLDER)
+                               content=BODY_PLACEHOLDER, font_preloads=preloads)
             if html is not None and BODY_PLACEHOLDER not in html:
-                html = render_page(env, site, page, items, outline, course_data_of(page), context_assets, problems)
+                html = render_page(env, site, page, items, outline, course_data_of(page), context_assets, problems,
+                                   font_preloads=preloads)
             if html is None:
                 continue
             if key is not None:
@@ -206,8 +213,9 @@ def render_pages(site: SiteSource, pages: list["Page"], options: "BuildOptions",
 
 def render_page(env: jinja2.Environment, site: SiteSource, page: "Page", items: dict[str, NavItem],
                 outline: dict[str, list[NavItem]], course_data: str, asset_urls: dict[str, str],
-                problems: Problems, content: str | None = None) -> str | None:
-    """The page's complete HTML; with `content`, that text stands in for the page body."""
+                problems: Problems, content: str | None = None, font_preloads: list[str] | None = None) -> str | None:
+    """The page's complete HTML; with `content`, that text stands in for the page body. `font_preloads`:
+    URLs of the KaTeX font files the page's formulas use (builder/fonts.py)."""
     meta = page.source.meta
     template_name = "index.html" if meta["kind"] == "index" else "page.html"
     context = {
@@ -230,6 +238,7 @@ def render_page(env: jinja2.Environment, site: SiteSource, page: "Page", items: 
         "extra_head": page.env.get("extra_head", []),
         "assets": asset_urls,
         "course_data": course_data,
+        "font_preloads": font_preloads or [],
     }
     try:
         return env.get_template(template_name).render(**context)

@@ -1,0 +1,414 @@
+"""Which of KaTeX's font files a page's formulas make the browser download — worked out from KaTeX's own
+stylesheet, so each page can preload exactly those fonts (theme/templates/base.html).
+
+Why: a browser requests a web font only once layout finds text that uses it, so a formula is first laid out
+with a fallback font and re-flows (a layout shift) when the KaTeX font arrives. A font preload starts the
+download with the page, and Chromium holds the first paint for font preloads (until they load, at most
+~100 ms after the stylesheets are in, 1.5 s after navigation start), so on any reasonable connection the
+first paint already uses the right fonts.
+
+How: the browser's own rules, applied to KaTeX's HTML. Every text node of a formula's visual part
+(`.katex-html`) is drawn with the font its element's computed `font-family` / `font-weight` / `font-style`
+select; those come from the rules of katex.css (cascade by specificity, then order; inherited otherwise),
+and the face is chosen among the family's @font-face rules by the CSS font matching algorithm. The MathML
+copy (`.katex-mathml`) is drawn with the browser's math font, never a KaTeX one.
+"""
+from __future__ import annotations
+
+import posixpath
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from urllib.parse import urlsplit
+
+# ------------------------------------------------------------------------------------------ the stylesheet
+
+
+class FontRulesError(ValueError):
+    """katex.css has a font rule this module cannot evaluate exactly (e.g. after a KaTeX upgrade)."""
+
+
+@dataclass(frozen=True)
+class FontFace:
+    family: str
+    weight: int
+    style: str  # "normal" | "italic" | "oblique"
+    url: str  # as written in the stylesheet, e.g. "fonts/KaTeX_Main-Regular.woff2"
+
+    @property
+    def file_name(self) -> str:
+        return self.url.rsplit("/", 1)[-1].split("?", 1)[0]
+
+
+# A compound selector: (tag or None, required classes). A selector: compounds left to right, each with the
+# combinator that joins it to the previous one (" " or ">"; None for the first).
+Compound = tuple[str | None, frozenset[str]]
+Selector = tuple[tuple[str | None, Compound], ...]
+
+
+@dataclass(frozen=True)
+class FontRule:
+    selector: Selector
+    specificity: tuple[int, int]  # (classes, tags)
+    order: int
+    family: str | None  # the first family of the list; None: not set by this rule
+    weight: int | None
+    style: str | None
+
+
+@dataclass(frozen=True)
+class FontRules:
+    faces: tuple[FontFace, ...]
+    rules: tuple[FontRule, ...]
+
+    def faces_of(self, family: str) -> list[FontFace]:
+        return [f for f in self.faces if f.family == family]
+
+
+_COMMENT_RE = re.compile(r"/\*.*?\*/", re.S)
+_FONT_PROPERTIES = ("font", "font-family", "font-weight", "font-style")
+_WEIGHT_KEYWORDS = {"normal": 400, "bold": 700}
+_COMPOUND_RE = re.compile(r"^(\*|[a-zA-Z][\w-]*)?((?:\.-?[_a-zA-Z][\w-]*)*)$")
+_SIZE_RE = re.compile(r"^(?:[\d.]+(?:[a-z]+|%)?|xx-small|x-small|small|medium|large|x-large|xx-large|xxx-large"
+                      r"|smaller|larger)(?:/.*)?$")
+
+
+def _blocks(css: str) -> list[tuple[str, str]]:
+    """Top-level (prelude, body) pairs; nested at-rules (@media …) are returned whole as their body."""
+    css = _COMMENT_RE.sub("", css)
+    out, depth, start, open_at, quote = [], 0, 0, 0, ""
+    for i, c in enumerate(css):
+        if quote:
+            quote = "" if c == quote else quote
+        elif c in "\"'":
+            quote = c
+        elif c == "{":
+            if depth == 0:
+                open_at = i
+            depth += 1
+        elif c == "}":
+            depth -= 1
+            if depth == 0:
+                out.append((css[start:open_at].strip(), css[open_at + 1:i]))
+                start = i + 1
+        elif c == ";" and depth == 0:
+            start = i + 1  # @charset / @import: no font rules
+    return out
+
+
+def _declarations(body: str) -> dict[str, str]:
+    decls = {}
+    for part in body.split(";"):
+        name, sep, value = part.partition(":")
+        if sep:
+            decls[name.strip().lower()] = value.strip()
+    return decls
+
+
+def _first_family(value: str) -> str:
+    return value.split(",")[0].strip().strip("\"'")
+
+
+def _weight(value: str) -> int:
+    value = value.strip().lower()
+    if value in _WEIGHT_KEYWORDS:
+        return _WEIGHT_KEYWORDS[value]
+    if value.isdigit():
+        return int(value)
+    raise FontRulesError(f"font-weight {value!r} is not supported")
+
+
+def _style(value: str) -> str:
+    value = value.strip().lower().split()[0]
+    if value not in ("normal", "italic", "oblique"):
+        raise FontRulesError(f"font-style {value!r} is not supported")
+    return value
+
+
+def _font_shorthand(value: str) -> tuple[str, int, str]:
+    """(family, weight, style) of a `font` shorthand: [style || variant || weight] size[/line-height] family."""
+    tokens = value.split()
+    weight, style = 400, "normal"  # the shorthand resets what it does not name
+    for i, token in enumerate(tokens):
+        low = token.lower()
+        if _SIZE_RE.match(low) and not (low.isdigit() and i + 1 < len(tokens) and _SIZE_RE.match(tokens[i + 1])):
+            return _first_family(" ".join(tokens[i + 1:])), weight, style
+        if low in ("italic", "oblique"):
+            style = low
+        elif low in _WEIGHT_KEYWORDS or low.isdigit():
+            weight = _weight(low)
+        elif low not in ("normal", "small-caps"):
+            raise FontRulesError(f"font shorthand {value!r} is not supported")
+    raise FontRulesError(f"font shorthand {value!r} has no size")
+
+
+def _parse_selector(text: str) -> Selector:
+    parts: list[tuple[str | None, Compound]] = []
+    combinator = None
+    # re.split with a group alternates compound, combinator, compound, …
+    for i, token in enumerate(re.split(r"(\s*>\s*|\s+)", text.strip())):
+        if i % 2:
+            combinator = ">" if ">" in token else " "
+            continue
+        match = _COMPOUND_RE.match(token)
+        if not token or not match:
+            raise FontRulesError(f"selector {text!r} is not supported (only tags, classes, ' ' and '>')")
+        tag = match.group(1)
+        parts.append((combinator, (None if tag in (None, "*") else tag.lower(),
+                                   frozenset(match.group(2).split(".")[1:]))))
+    return tuple(parts)
+
+
+def parse_font_rules(css: str) -> FontRules:
+    """The @font-face rules (woff2 sources) and every rule setting a font property, in source order."""
+    faces: list[FontFace] = []
+    rules: list[FontRule] = []
+    for order, (prelude, body) in enumerate(_blocks(css)):
+        head = prelude.lower()
+        if head.startswith("@font-face"):
+            d = _declarations(body)
+            urls = re.findall(r"url\(\s*[\"']?([^\"')]+\.woff2(?:\?[^\"')]*)?)[\"']?\s*\)", d.get("src", ""))
+            if not urls or "unicode-range" in d:
+                raise FontRulesError(f"@font-face {body.strip()[:80]!r}: no woff2 source, or a unicode-range")
+            faces.append(FontFace(_first_family(d["font-family"]), _weight(d.get("font-weight", "normal")),
+                                  _style(d.get("font-style", "normal")), urls[0]))
+            continue
+        if head.startswith("@"):
+            if any(re.search(rf"(?<![\w-]){p}\s*:", body) for p in _FONT_PROPERTIES):
+                raise FontRulesError(f"font properties inside {prelude!r} are not supported")
+            continue
+        d = _declarations(body)
+        if not any(p in d for p in _FONT_PROPERTIES):
+            continue
+        family = weight = style = None
+        if "font" in d:
+            family, weight, style = _font_shorthand(d["font"])
+        if "font-family" in d:
+            family = _first_family(d["font-family"])
+        if "font-weight" in d:
+            weight = _weight(d["font-weight"])
+        if "font-style" in d:
+            style = _style(d["font-style"])
+        for text in prelude.split(","):
+            selector = _parse_selector(text)
+            classes = sum(len(c[1]) for _, c in selector)
+            tags = sum(c[0] is not None for _, c in selector)
+            rules.append(FontRule(selector, (classes, tags), order, family, weight, style))
+    return FontRules(tuple(faces), tuple(rules))
+
+
+# ------------------------------------------------------------------------------------------ font matching
+
+
+def match_face(faces: list[FontFace], weight: int, style: str) -> FontFace | None:
+    """The face the CSS font matching algorithm (CSS Fonts 4 §5.2) picks: style first, then weight."""
+    if not faces:
+        return None
+    style_order = {"italic": ("italic", "oblique", "normal"), "oblique": ("oblique", "italic", "normal"),
+                   "normal": ("normal", "oblique", "italic")}[style]
+    for wanted in style_order:
+        candidates = [f for f in faces if f.style == wanted]
+        if candidates:
+            break
+    weights = sorted({f.weight for f in candidates})
+    if weight in weights:
+        chosen = weight
+    elif 400 <= weight <= 500:
+        between = [w for w in weights if weight < w <= 500]
+        below = [w for w in weights if w < weight]
+        chosen = between[0] if between else below[-1] if below else [w for w in weights if w > 500][0]
+    elif weight < 400:
+        below = [w for w in weights if w < weight]
+        chosen = below[-1] if below else weights[0]
+    else:
+        above = [w for w in weights if w > weight]
+        chosen = above[0] if above else [w for w in weights if w < weight][-1]
+    return next(f for f in candidates if f.weight == chosen)
+
+
+# ------------------------------------------------------------------------------------------ the HTML
+
+_TAG_RE = re.compile(r'<(/?)([a-zA-Z][\w-]*)(?:\s+class="([^"]*)")?([^>]*)>([^<]?)')  # KaTeX writes no comments, CDATA or '>' in values
+_CLASS_RE = re.compile(r'\sclass\s*=\s*(?:"([^"]*)"|\'([^\']*)\'|([^\s>]+))')
+_VOID_ELEMENTS = frozenset("area base br col embed hr img input link meta source track wbr".split())
+_KATEX_HTML_RE = re.compile(r'<span class="katex-html"')
+
+Element = tuple[str, frozenset[str]]  # (tag, classes)
+
+
+def _compound_matches(compound: Compound, element: Element) -> bool:
+    tag, classes = compound
+    return (tag is None or tag == element[0]) and classes <= element[1]
+
+
+@dataclass(frozen=True, eq=False)  # compared and hashed by identity: equal styles are one interned object
+class _Style:
+    """What an element passes on to its children: its font, and which selector parts it and its ancestors
+    matched (so a child is matched against `A B` / `A > B` without walking back up the tree)."""
+
+    family: str | None
+    weight: int
+    style: str
+    face: FontFace | None  # the face its text is drawn with (None: not a KaTeX font)
+    for_descendants: frozenset[tuple[int, int]]  # (rule, part) matched by this element or an ancestor
+    for_children: frozenset[tuple[int, int]]  # (rule, part) matched by this element
+
+
+class FontUsage:
+    """Fonts used by KaTeX HTML under one stylesheet's rules. An element's computed style depends only on
+    its parent's `_Style`, its tag and its classes, so it is remembered under exactly that key: walking a
+    formula is then about one dictionary lookup per element."""
+
+    def __init__(self, rules: FontRules):
+        self.rules = rules
+        self._faces_by_family: dict[str, list[FontFace]] = {}
+        for face in rules.faces:
+            self._faces_by_family.setdefault(face.family, []).append(face)
+        # the cascade: least specific first, then in stylesheet order; a later match overrides an earlier one
+        self._cascade = sorted(range(len(rules.rules)),
+                               key=lambda i: (rules.rules[i].specificity, rules.rules[i].order))
+        self._children: dict[tuple[_Style, str, str], _Style] = {}
+        self._interned: dict[tuple, _Style] = {}
+        self._formulas: dict[str, frozenset[FontFace]] = {}
+        self.root = _Style(None, 400, "normal", None, frozenset(), frozenset())
+
+    def child_style(self, parent: _Style, tag: str, class_attr: str) -> _Style:
+        key = (parent, tag, class_attr)
+        found = self._children.get(key)
+        if found is not None:
+            return found
+        element: Element = (tag, frozenset(class_attr.split()))
+        matched: set[tuple[int, int]] = set()
+        for r, rule in enumerate(self.rules.rules):
+            for k, (combinator, compound) in enumerate(rule.selector):
+                if _compound_matches(compound, element) and (
+                        k == 0 or (combinator == " " and (r, k - 1) in parent.for_descendants)
+                        or (combinator == ">" and (r, k - 1) in parent.for_children)):
+                    matched.add((r, k))
+        family, weight, style = parent.family, parent.weight, parent.style
+        for r in self._cascade:
+            rule = self.rules.rules[r]
+            if (r, len(rule.selector) - 1) in matched:
+                family = rule.family if rule.family is not None else family
+                weight = rule.weight if rule.weight is not None else weight
+                style = rule.style if rule.style is not None else style
+        face = match_face(self._faces_by_family.get(family or "", []), weight, style)
+        fields = (family, weight, style, face, parent.for_descendants | matched, frozenset(matched))
+        result = self._children[key] = self._interned.setdefault(fields, _Style(*fields))
+        return result
+
+    def formula_faces(self, formula_html: str) -> frozenset[FontFace]:
+        """The faces whose files the browser downloads to draw one `<span class="katex">…</span>`: those of
+        the text in its visual part, `.katex-html` (the MathML copy is drawn with the browser's math font)."""
+        found = self._formulas.get(formula_html)
+        if found is not None:
+            return found
+        used: set[FontFace] = set()
+        visual = _KATEX_HTML_RE.search(formula_html)
+        if visual is not None:
+            child_style, void = self.child_style, _VOID_ELEMENTS
+            stack = [child_style(self.root, "span", "katex")]
+            # one tuple per tag: (closing "/", tag, class when it is the first attribute, the other attributes,
+            # the first character of the text that follows the tag, if any)
+            for closing, tag, first_class, attrs, text in _TAG_RE.findall(formula_html, visual.start()):
+                if closing:
+                    stack.pop()
+                    if len(stack) == 1:  # the end of .katex-html
+                        break
+                elif not attrs.endswith("/") and tag not in void:
+                    if not first_class and "class" in attrs:
+                        cls = _CLASS_RE.search(attrs)
+                        first_class = next(g for g in cls.groups() if g is not None) if cls else ""
+                    stack.append(child_style(stack[-1], tag.lower(), first_class))
+                if text and stack[-1].face is not None:
+                    used.add(stack[-1].face)
+        result = frozenset(used)
+        self._formulas[formula_html] = result
+        return result
+
+
+@lru_cache(maxsize=4)
+def font_usage(css: str) -> FontUsage:
+    """One FontUsage per stylesheet text, kept for the process (rules parsed once, formulas memoised)."""
+    return FontUsage(parse_font_rules(css))
+
+
+# ------------------------------------------------------------------------------------------ a page
+
+_KATEX_OPEN_RE = re.compile(r'<span class="katex"[ >]')
+_SPAN_TAG_RE = re.compile(r"<(/?)span\b")
+_HIDDEN_OPEN_RE = re.compile(r"<(details)\b([^>]*)>|<([a-zA-Z][\w-]*)\b([^>]*\shidden(?:[\s=>/][^>]*)?)>")
+
+
+def katex_spans(html: str) -> list[tuple[int, str]]:
+    """(offset, HTML) of each top-level `<span class="katex">…</span>` in a page body (found by counting
+    span tags: KaTeX's output nests spans only)."""
+    out = []
+    for m in _KATEX_OPEN_RE.finditer(html):
+        if out and m.start() < out[-1][0] + len(out[-1][1]):
+            continue  # inside the previous formula (cannot happen with KaTeX, but stay safe)
+        depth = 0
+        for tag in _SPAN_TAG_RE.finditer(html, m.start()):
+            depth += -1 if tag.group(1) else 1
+            if depth == 0:
+                end = html.index(">", tag.end()) + 1
+                out.append((m.start(), html[m.start():end]))
+                break
+    return out
+
+
+def _element_end(html: str, tag: str, start: int) -> int:
+    """Offset just past the end tag matching the `<tag …>` at `start` (same-name nesting counted)."""
+    pattern = re.compile(rf"<(/?){tag}\b[^>]*>", re.I)
+    depth = 0
+    for m in pattern.finditer(html, start):
+        depth += -1 if m.group(1) else 1
+        if depth == 0:
+            return m.end()
+    return len(html)
+
+
+def hidden_ranges(html: str) -> list[tuple[int, int]]:
+    """Offsets of what is not rendered when the page loads: elements with the `hidden` attribute, and the
+    content of a closed `<details>` except its `<summary>` (such formulas fetch their fonts when shown)."""
+    ranges: list[tuple[int, int]] = []
+    for m in _HIDDEN_OPEN_RE.finditer(html):
+        if m.group(1):  # <details>
+            if re.search(r"(?:^|\s)open(?:[\s=/]|$)", m.group(2)):
+                continue
+            end = _element_end(html, "details", m.start())
+            summary = re.compile(r"<summary\b", re.I).search(html, m.end(), end)
+            if summary and not html[m.end():summary.start()].strip():
+                ranges.append((_element_end(html, "summary", summary.start()), end))
+            else:
+                ranges.append((m.end(), end))
+        else:
+            ranges.append((m.start(), _element_end(html, m.group(3), m.start())))
+    return ranges
+
+
+def page_faces(body_html: str, katex_css: str) -> set[FontFace]:
+    """The KaTeX faces the page's formulas need when it is first shown."""
+    usage = font_usage(katex_css)
+    hidden = hidden_ranges(body_html) if "<details" in body_html or " hidden" in body_html else []
+    faces: set[FontFace] = set()
+    for offset, formula in katex_spans(body_html):
+        if not any(start <= offset < end for start, end in hidden):
+            faces |= usage.formula_faces(formula)
+    return faces
+
+
+def page_font_urls(body_html: str, katex_css: str, stylesheet_url: str) -> list[str]:
+    """URLs of the font files the page's formulas need when it is first shown, as the page must write them
+    to preload them: each @font-face URL resolved against the stylesheet's own URL (how the browser resolves
+    it), so the preload and the stylesheet's request are one and the same request. Sorted."""
+    return sorted({resolve_relative(stylesheet_url, face.url) for face in page_faces(body_html, katex_css)})
+
+
+def resolve_relative(base: str, ref: str) -> str:
+    """`ref` as seen from the document that links `base`, both relative URLs ("../assets/katex/x.css?v=1",
+    "fonts/a.woff2" → "../assets/katex/fonts/a.woff2"). urllib's urljoin would drop a leading "../"."""
+    if urlsplit(ref).scheme or ref.startswith("/"):
+        return ref
+    path = urlsplit(base).path
+    return posixpath.normpath(posixpath.join(posixpath.dirname(path), ref))

@@ -19,6 +19,7 @@ import posixpath
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Iterable
 from urllib.parse import urlsplit
 
 # ------------------------------------------------------------------------------------------ the stylesheet
@@ -232,6 +233,11 @@ _TAG_RE = re.compile(r'<(/?)([a-zA-Z][\w-]*)(?:\s+class="([^"]*)")?([^>]*)>([^<]
 _CLASS_RE = re.compile(r'\sclass\s*=\s*(?:"([^"]*)"|\'([^\']*)\'|([^\s>]+))')
 _VOID_ELEMENTS = frozenset("area base br col embed hr img input link meta source track wbr".split())
 _KATEX_HTML_RE = re.compile(r'<span class="katex-html"')
+_UNUSUAL_CLASS_RE = re.compile(r"class\s+=|class=\s*(?!\")")  # a class attribute not written class="…"
+_TAG_BEFORE_TEXT_RE = re.compile(r"(<[^<>]*)>[^<]")
+# the class attribute of an element with a child element (or of a `data-class="…"`: then walking is merely slower)
+_PARENT_CLASS_RE = re.compile(r'class="([^"]*)"[^>]*>(?=[^<]*<[a-zA-Z])')
+_TAG_NAME_RE = re.compile(r"<([a-zA-Z][\w-]*)")
 
 Element = tuple[str, frozenset[str]]  # (tag, classes)
 
@@ -271,6 +277,20 @@ class FontUsage:
         self._interned: dict[tuple, _Style] = {}
         self._formulas: dict[str, frozenset[FontFace]] = {}
         self.root = _Style(None, 400, "normal", None, frozenset(), frozenset())
+        self.katex = self.child_style(self.root, "span", "katex")
+        self._leaf_shortcut = self._leaf_shortcut_applies(rules)
+        self._tags: dict[str, tuple[str, str]] = {}  # an opening tag's text → (tag name, class attribute)
+
+    @staticmethod
+    def _leaf_shortcut_applies(rules: FontRules) -> bool:
+        """Whether _faces_from_leaves may be used: the stylesheet is shaped like KaTeX's (every selector is
+        `.katex` or `.katex .A…`, with no tag in those two compounds), so an element starts a selector match
+        below `.katex` only by its own classes."""
+        root = (None, frozenset({"katex"}))
+        if not all(rule.selector[0] == (None, root) for rule in rules.rules):
+            return False
+        starts = [rule.selector[min(1, len(rule.selector) - 1)] for rule in rules.rules]
+        return all(combinator in (None, " ") and tag is None and classes for combinator, (tag, classes) in starts)
 
     def child_style(self, parent: _Style, tag: str, class_attr: str) -> _Style:
         key = (parent, tag, class_attr)
@@ -301,30 +321,69 @@ class FontUsage:
         """The faces whose files the browser downloads to draw one `<span class="katex">…</span>`: those of
         the text in its visual part, `.katex-html` (the MathML copy is drawn with the browser's math font)."""
         found = self._formulas.get(formula_html)
-        if found is not None:
-            return found
+        if found is None:
+            visual = _KATEX_HTML_RE.search(formula_html)
+            if visual is None:
+                found = frozenset()
+            else:
+                found = self._faces_from_leaves(formula_html, visual.start())
+                if found is None:
+                    found = self._faces_by_walking(formula_html, visual.start())
+            self._formulas[formula_html] = found
+        return found
+
+    def _faces_by_walking(self, html: str, start: int) -> frozenset[FontFace]:
+        """Every element from `start` (the .katex-html span) to its end, each styled as its parent's child."""
         used: set[FontFace] = set()
-        visual = _KATEX_HTML_RE.search(formula_html)
-        if visual is not None:
-            child_style, void = self.child_style, _VOID_ELEMENTS
-            stack = [child_style(self.root, "span", "katex")]
-            # one tuple per tag: (closing "/", tag, class when it is the first attribute, the other attributes,
-            # the first character of the text that follows the tag, if any)
-            for closing, tag, first_class, attrs, text in _TAG_RE.findall(formula_html, visual.start()):
-                if closing:
-                    stack.pop()
-                    if len(stack) == 1:  # the end of .katex-html
-                        break
-                elif not attrs.endswith("/") and tag not in void:
-                    if not first_class and "class" in attrs:
-                        cls = _CLASS_RE.search(attrs)
-                        first_class = next(g for g in cls.groups() if g is not None) if cls else ""
-                    stack.append(child_style(stack[-1], tag.lower(), first_class))
-                if text and stack[-1].face is not None:
-                    used.add(stack[-1].face)
-        result = frozenset(used)
-        self._formulas[formula_html] = result
-        return result
+        child_style, void = self.child_style, _VOID_ELEMENTS
+        stack = [self.katex]
+        # one tuple per tag: (closing "/", tag, its class when that is its first attribute, the other
+        # attributes, the first character of the text that follows the tag, if any)
+        for closing, tag, first_class, attrs, text in _TAG_RE.findall(html, start):
+            if closing:
+                stack.pop()
+                if len(stack) == 1:  # the end of .katex-html
+                    break
+            elif not attrs.endswith("/") and tag.lower() not in void:
+                if not first_class and "class" in attrs:
+                    cls = _CLASS_RE.search(attrs)
+                    first_class = next(g for g in cls.groups() if g is not None) if cls else ""
+                stack.append(child_style(stack[-1], tag.lower(), first_class))
+            if text and stack[-1].face is not None:
+                used.add(stack[-1].face)
+        return frozenset(used)
+
+    def _faces_from_leaves(self, html: str, start: int) -> frozenset[FontFace] | None:
+        """The same result as _faces_by_walking, several times faster, when no element that has a child element
+        matches the start of a selector below `.katex` (KaTeX puts its font classes on the elements holding the
+        text): then nothing changes the style on the way down from `.katex-html`, so each element holding text
+        is styled as a child of `.katex-html`. None when that does not hold, or the markup is not plain enough
+        to tell (text after an end tag, a class attribute not written class="…"): walk the formula instead."""
+        if not self._leaf_shortcut:
+            return None
+        visual = html[start:]
+        if _UNUSUAL_CLASS_RE.search(visual):
+            return None
+        # the tags followed by text: '<span class="mord mathnormal" style="…"' (an end tag: text after an end tag)
+        holders = set(_TAG_BEFORE_TEXT_RE.findall(visual))
+        if any(tag.startswith("</") for tag in holders):
+            return None
+        inherited = self.child_style(self.katex, "span", "katex-html")
+        for class_attr in set(_PARENT_CLASS_RE.findall(visual)):  # the tag does not matter: no compound names one
+            if self.child_style(inherited, "span", class_attr).for_children:  # a selector match starts here
+                return None
+        used = set()
+        for opening_tag in holders:
+            tag = self._tags.get(opening_tag)
+            if tag is None:
+                name = _TAG_NAME_RE.match(opening_tag)
+                cls = _CLASS_RE.search(opening_tag)
+                tag = self._tags[opening_tag] = (name.group(1).lower() if name else "",
+                                                 next(g for g in cls.groups() if g is not None) if cls else "")
+            face = self.child_style(inherited, *tag).face
+            if face is not None:
+                used.add(face)
+        return frozenset(used)
 
 
 @lru_cache(maxsize=4)
@@ -335,33 +394,16 @@ def font_usage(css: str) -> FontUsage:
 
 # ------------------------------------------------------------------------------------------ a page
 
-_KATEX_OPEN_RE = re.compile(r'<span class="katex"[ >]')
-_SPAN_TAG_RE = re.compile(r"<(/?)span\b")
-_HIDDEN_OPEN_RE = re.compile(r"<(details)\b([^>]*)>|<([a-zA-Z][\w-]*)\b([^>]*\shidden(?:[\s=>/][^>]*)?)>")
-
-
-def katex_spans(html: str) -> list[tuple[int, str]]:
-    """(offset, HTML) of each top-level `<span class="katex">…</span>` in a page body (found by counting
-    span tags: KaTeX's output nests spans only)."""
-    out = []
-    for m in _KATEX_OPEN_RE.finditer(html):
-        if out and m.start() < out[-1][0] + len(out[-1][1]):
-            continue  # inside the previous formula (cannot happen with KaTeX, but stay safe)
-        depth = 0
-        for tag in _SPAN_TAG_RE.finditer(html, m.start()):
-            depth += -1 if tag.group(1) else 1
-            if depth == 0:
-                end = html.index(">", tag.end()) + 1
-                out.append((m.start(), html[m.start():end]))
-                break
-    return out
+_DETAILS_RE = re.compile(r"<details\b([^>]*)>", re.I)
+_SUMMARY_RE = re.compile(r"<summary\b", re.I)
+_OPEN_ATTR_RE = re.compile(r"(?:^|\s)open(?:[\s=/]|$)", re.I)
+_ATTRIBUTE_END = frozenset(" \t\n\r\f=/>")
 
 
 def _element_end(html: str, tag: str, start: int) -> int:
     """Offset just past the end tag matching the `<tag …>` at `start` (same-name nesting counted)."""
-    pattern = re.compile(rf"<(/?){tag}\b[^>]*>", re.I)
     depth = 0
-    for m in pattern.finditer(html, start):
+    for m in re.compile(rf"<(/?){re.escape(tag)}\b[^>]*>", re.I).finditer(html, start):
         depth += -1 if m.group(1) else 1
         if depth == 0:
             return m.end()
@@ -370,39 +412,52 @@ def _element_end(html: str, tag: str, start: int) -> int:
 
 def hidden_ranges(html: str) -> list[tuple[int, int]]:
     """Offsets of what is not rendered when the page loads: elements with the `hidden` attribute, and the
-    content of a closed `<details>` except its `<summary>` (such formulas fetch their fonts when shown)."""
+    content of a closed `<details>` but its `<summary>` (formulas there fetch their fonts when shown)."""
     ranges: list[tuple[int, int]] = []
-    for m in _HIDDEN_OPEN_RE.finditer(html):
-        if m.group(1):  # <details>
-            if re.search(r"(?:^|\s)open(?:[\s=/]|$)", m.group(2)):
-                continue
-            end = _element_end(html, "details", m.start())
-            summary = re.compile(r"<summary\b", re.I).search(html, m.end(), end)
-            if summary and not html[m.end():summary.start()].strip():
-                ranges.append((_element_end(html, "summary", summary.start()), end))
-            else:
-                ranges.append((m.end(), end))
+    for m in _DETAILS_RE.finditer(html):
+        if _OPEN_ATTR_RE.search(m.group(1)):
+            continue
+        end = _element_end(html, "details", m.start())
+        summary = _SUMMARY_RE.search(html, m.end(), end)
+        if summary and not html[m.end():summary.start()].strip():
+            ranges.append((_element_end(html, "summary", summary.start()), end))
         else:
-            ranges.append((m.start(), _element_end(html, m.group(3), m.start())))
+            ranges.append((m.end(), end))
+    at = html.find("hidden")
+    while at >= 0:  # str.find, not a regex: a page body is long and has few "hidden"
+        if html[at - 1:at].isspace() and html[at + 6:at + 7] in _ATTRIBUTE_END:
+            tag_start = html.rfind("<", 0, at)
+            # inside a tag, not inside a quoted attribute value
+            if tag_start > html.rfind(">", 0, at) and not html.count('"', tag_start, at) % 2:
+                name = _TAG_NAME_RE.match(html, tag_start)
+                if name:
+                    ranges.append((tag_start, _element_end(html, name.group(1), tag_start)))
+        at = html.find("hidden", at + 6)
     return ranges
 
 
-def page_faces(body_html: str, katex_css: str) -> set[FontFace]:
-    """The KaTeX faces the page's formulas need when it is first shown."""
+def page_faces(body_html: str, formulas_html: Iterable[str], katex_css: str) -> set[FontFace]:
+    """The KaTeX faces a page needs when it is first shown: those of its formulas (`formulas_html`: each
+    formula's HTML as typeset, `<span class="katex">…</span>`) that the body shows — a formula the body does
+    not contain as is, or only inside hidden_ranges(), is not drawn."""
     usage = font_usage(katex_css)
-    hidden = hidden_ranges(body_html) if "<details" in body_html or " hidden" in body_html else []
+    hidden = hidden_ranges(body_html) if "<details" in body_html or "hidden" in body_html else []
     faces: set[FontFace] = set()
-    for offset, formula in katex_spans(body_html):
-        if not any(start <= offset < end for start, end in hidden):
+    for formula in dict.fromkeys(formulas_html):
+        at = body_html.find(formula)
+        while at >= 0 and any(start <= at < end for start, end in hidden):
+            at = body_html.find(formula, at + 1)
+        if at >= 0:
             faces |= usage.formula_faces(formula)
     return faces
 
 
-def page_font_urls(body_html: str, katex_css: str, stylesheet_url: str) -> list[str]:
-    """URLs of the font files the page's formulas need when it is first shown, as the page must write them
-    to preload them: each @font-face URL resolved against the stylesheet's own URL (how the browser resolves
-    it), so the preload and the stylesheet's request are one and the same request. Sorted."""
-    return sorted({resolve_relative(stylesheet_url, face.url) for face in page_faces(body_html, katex_css)})
+def page_font_urls(body_html: str, formulas_html: Iterable[str], katex_css: str, stylesheet_url: str) -> list[str]:
+    """URLs of the font files page_faces() names, as the page must write them to preload them: each
+    @font-face URL resolved against the stylesheet's own URL (as the browser resolves it), so that the
+    preload and the stylesheet's request are one and the same request. Sorted."""
+    faces = page_faces(body_html, formulas_html, katex_css)
+    return sorted({resolve_relative(stylesheet_url, face.url) for face in faces})
 
 
 def resolve_relative(base: str, ref: str) -> str:

@@ -14,6 +14,7 @@ import jinja2
 
 from . import assets, fonts
 from . import cache as cachestore
+from . import math as mathstage
 from .content import SiteSource
 from .errors import Code, Problems
 
@@ -186,14 +187,11 @@ def render_pages(site: SiteSource, pages: list["Page"], options: "BuildOptions",
     cached = store.get_many([k for k in keys if k is not None]) if store is not None else {}
     fresh: dict[str, str] = {}
     files: dict[str, bytes] = {}
-    katex_css = None
+    preload_fonts = font_preloads_for(options, [p for p, k in zip(pages, keys) if cached.get(k) is None], asset_urls)
     for page, key in zip(pages, keys):
         html = cached.get(key) if key is not None else None
         if html is None:
-            # The preloads are a function of the body, KaTeX's stylesheet and builder/fonts.py, all in the key.
-            if katex_css is None and "katex.css" in asset_urls:
-                katex_css = assets.katex_css(options.root)
-            preloads = fonts.page_font_urls(page.body_html, katex_css, asset_urls["katex.css"]) if katex_css else []
+            preloads = preload_fonts(page)
             html = render_page(env, site, page, items, outline, course_data_of(page), context_assets, problems,
                                content=BODY_PLACEHOLDER, font_preloads=preloads)
             if html is not None and BODY_PLACEHOLDER not in html:
@@ -209,6 +207,26 @@ def render_pages(site: SiteSource, pages: list["Page"], options: "BuildOptions",
     if store is not None and fresh:
         store.put_many(fresh)
     return files
+
+
+def font_preloads_for(options: "BuildOptions", pages: list["Page"], asset_urls: dict[str, str]):
+    """page → URLs of the KaTeX fonts its formulas draw (builder/fonts.py), for the pages about to be rendered.
+    A function of the body, the formulas' HTML, KaTeX's stylesheet and builder/, all in the page's cache key."""
+    formulas = {f for page in pages for f, _ in page.env.get("formulas", [])}
+    if not formulas or "katex.css" not in asset_urls:
+        return lambda page: []
+    cache = mathstage.MathCache(options.cache_dir / "katex.sqlite" if options.cache_dir else None)
+    try:
+        html, _, _ = mathstage.render_all(formulas, cache)  # typeset already: from this process's memo or the cache
+    finally:
+        cache.close()
+    katex_css = assets.katex_css(options.root)
+
+    def preloads(page: "Page") -> list[str]:
+        formulas_html = [html[f] for f, _ in page.env.get("formulas", []) if f in html]
+        return fonts.page_font_urls(page.body_html, formulas_html, katex_css, asset_urls["katex.css"])
+
+    return preloads
 
 
 def render_page(env: jinja2.Environment, site: SiteSource, page: "Page", items: dict[str, NavItem],

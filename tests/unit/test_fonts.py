@@ -118,29 +118,53 @@ def test_stylesheet_features_it_cannot_evaluate_are_an_error_not_a_guess():
 
 
 def test_formulas_hidden_when_the_page_loads_are_left_out():
-    body = ("<p>{a}</p><details><summary>看 {b}</summary><p>{c}</p></details>"
-            "<details open><summary>开</summary><p>{d}</p></details><div hidden><p>{e}</p></div>")
-    body = body.format(a=formula('<span class="mord">1</span>'),
-                       b=formula('<span class="delimsizing size1">(</span>'),
-                       c=formula('<span class="mord textbf">c</span>'),
-                       d=formula('<span class="mord mathnormal">d</span>'),
-                       e=formula('<span class="mord textit">e</span>'))
-    usage_files = sorted(face.file_name for face in _page_faces(body))
+    a, b, c, d, e = (formula('<span class="mord">1</span>'), formula('<span class="delimsizing size1">(</span>'),
+                     formula('<span class="mord textbf">c</span>'), formula('<span class="mord mathnormal">d</span>'),
+                     formula('<span class="mord textit">e</span>'))
+    body = (f"<p>{a}</p><details><summary>看 {b}</summary><p>{c}</p></details>"
+            f"<details open><summary>开</summary><p>{d}</p></details><div class=\"x\" hidden><p>{e}</p></div>")
     # the closed <details>' body and the [hidden] element are not drawn; its <summary> and an open one are
-    assert usage_files == ["Main-Regular.woff2", "Math-Italic.woff2", "Size1.woff2"]
+    assert page_files(body, [a, b, c, d, e]) == ["Main-Regular.woff2", "Math-Italic.woff2", "Size1.woff2"]
+    # a formula shown anywhere counts; one the body does not contain is not drawn at all
+    assert page_files(body + f"<p>{c}</p>", [c]) == ["Main-Bold.woff2"]
+    assert page_files("<p>没有公式</p>", [a]) == []
+    # "hidden" as text or inside an attribute value hides nothing
+    assert page_files(f'<p title="a hidden b">hidden {e}</p>', [e]) == ["Main-Italic.woff2"]
 
 
-def _page_faces(body: str) -> set[fonts.FontFace]:
-    return fonts.page_faces(body, CSS)
+def page_files(body: str, formulas_html: list[str]) -> list[str]:
+    return sorted(face.file_name for face in fonts.page_faces(body, formulas_html, CSS))
 
 
 def test_font_urls_are_resolved_like_the_browser_resolves_them_in_the_stylesheet():
-    body = formula('<span class="mord">1</span>')
-    assert fonts.page_font_urls(body, CSS, "assets/katex/katex.min.css?v=1") == [
+    one = formula('<span class="mord">1</span>')
+    assert fonts.page_font_urls(one, [one], CSS, "assets/katex/katex.min.css?v=1") == [
         "assets/katex/fonts/Main-Regular.woff2"]
-    assert fonts.page_font_urls(body, CSS, "../assets/katex/katex.min.css?v=1") == [
+    assert fonts.page_font_urls(one, [one], CSS, "../assets/katex/katex.min.css?v=1") == [
         "../assets/katex/fonts/Main-Regular.woff2"]
     assert fonts.resolve_relative("a/b.css", "https://cdn.invalid/x.woff2") == "https://cdn.invalid/x.woff2"
+
+
+@pytest.mark.parametrize("display", [False, True])
+def test_the_shortcut_for_plain_formulas_agrees_with_walking_every_element(display):
+    usage = fonts.FontUsage(fonts.parse_font_rules(katex_css(ROOT)))
+    course = [line for md in sorted((ROOT / "content").glob("*.md")) for line in re.findall(
+        r"\$([^$\n]+)\$", md.read_text(encoding="utf-8"))]
+    variety = [r"\mathbf{x + \frac{1}{2}}", r"\textbf{a \textit{b} c}", r"\boldsymbol{\frac{a}{b}}", r"\sqrt[3]{x^2}",
+               r"\overbrace{a+b}^{n}", r"\hat{x}\vec{y}", r"\operatorname{softmax}(x)", r"\text{中文 \textsf{s}}",
+               r"\left( \begin{matrix} a \\ b \\ c \\ d \end{matrix} \right)", r"\Bigg( \sum_i \int_0^1"]
+    shortcut = 0
+    for tex in course + variety:
+        try:
+            html = render_formula(tex, display)
+        except Exception:  # not every $…$ in the Markdown is a formula (code, prices)
+            continue
+        start = html.index('<span class="katex-html"')
+        fast = usage._faces_from_leaves(html, start)
+        if fast is not None:
+            shortcut += 1
+            assert fast == usage._faces_by_walking(html, start), tex
+    assert shortcut > len(course) // 2  # the shortcut is the common case
 
 
 PRELOAD_SCRIPT_RE = re.compile(r'<script>\(function\(\)\{var cors=.*?(\[.*?\])\.forEach', re.S)

@@ -4,8 +4,8 @@
 
 * the http path: `pyodide.js`, `pyodide.asm.js`, `pyodide.asm.wasm`, `python_stdlib.zip`, a trimmed
   `pyodide-lock.json` (numpy + attention-core only), a memory snapshot of a booted interpreter
-  (`python-snapshot-<key>.bin.gz`, see `memory_snapshot`), and the NumPy and attention_core wheels as
-  packs (`*.pack.gz`, see `wheel_pack`) that the worker unpacks with the browser's native inflate;
+  (`python-snapshot-<key>.snap`, see `memory_snapshot`), and the NumPy and attention_core wheels as
+  packs (`*.pack`, see `wheel_pack`) that the worker unpacks with the browser's native inflate;
 * the file:// path: for each of those classic-script wrappers `<name>.<i>.js`, each registering ≤ 512 KB of
   the bytes as base64 in `self.__pyAssets["<name>/<i>"]` — Chromium blocks fetch/XHR/import()/Worker(url)
   on file:// but `<script src>` works, and small chunks keep every main-thread parse task short;
@@ -348,11 +348,13 @@ def precompiled(cache_root: Path, pyodide_js_dir: Path, stdlib: tuple[Path, str]
 # ------------------------------------------------------------------------------------------ wheel packs
 
 PACK_MAGIC = b"CPK1"
-PACK_SUFFIX = ".pack.gz"
+# Both are gzip streams, deliberately not named *.gz: some servers answer *.gz with `Content-Encoding: gzip`,
+# and the browser would then hand over inflated bytes whose sha256 is not the indexed one.
+PACK_SUFFIX = ".pack"
 
 
 def pack_name(wheel_name: str) -> str:
-    """`numpy-2.0.2-…-wasm32.whl` → `numpy-2.0.2-…-wasm32.pack.gz` (the worker derives `numpy.libs` from the prefix)."""
+    """`numpy-2.0.2-…-wasm32.whl` → `numpy-2.0.2-…-wasm32.pack` (the worker derives `numpy.libs` from the prefix)."""
     return wheel_name[:-len(".whl")] + PACK_SUFFIX
 
 
@@ -398,7 +400,7 @@ def _cached_pack(cache_root: Path, src: Path, digest: str) -> Path:
 
 # ------------------------------------------------------------------------------------ memory snapshot
 
-SNAPSHOT_VERSION = "2"  # bump when _SNAPSHOT_JS or the file format changes: the cache key includes it
+SNAPSHOT_VERSION = "3"  # bump when _SNAPSHOT_JS or the file format changes: the cache key includes it
 SNAPSHOT_MAGIC = b"CSN1"
 SNAPSHOT_PAGE = 4096
 SNAPSHOT_PREFIX = "python-snapshot-"
@@ -485,13 +487,13 @@ def memory_snapshot(cache_root: Path, pyodide_js_dir: Path, stdlib: tuple[Path, 
     """The gzipped memory snapshot for this exact (Pyodide, stdlib zip, NumPy wheel), cached by their sha256.
 
     `stdlib`/`numpy` are the shipped files and their sha256; `pyodide_sha` identifies pyodide.asm.wasm.
-    Returns `<cache>/snapshot/<key>/python-snapshot-<key>.bin.gz`, or None (with a warning) when Node or
+    Returns `<cache>/snapshot/<key>/python-snapshot-<key>.snap`, or None (with a warning) when Node or
     the snapshot fails: the browser then boots CPython from scratch, which works, just slower.
     """
     key = sha256_bytes(f"{pyodide_sha} {stdlib[1]} {numpy[1]} {SNAPSHOT_VERSION} {WARM_IMPORTS} "
                        f"{json.dumps(SNAPSHOT_ENV, sort_keys=True)}".encode())[:16]
     out_dir = cache_root / "snapshot" / key
-    out = out_dir / f"{SNAPSHOT_PREFIX}{key}.bin.gz"
+    out = out_dir / f"{SNAPSHOT_PREFIX}{key}.snap"
     if out.is_file():
         return out
     node = shutil.which("node")

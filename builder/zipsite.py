@@ -13,7 +13,7 @@ from pathlib import Path
 
 ZIP_NAME = "attention-course"
 FIXED_TIME = (1980, 1, 1, 0, 0, 0)
-STORED_SUFFIXES = {".woff2", ".wasm", ".zip", ".whl", ".gz", ".png", ".jpg"}  # already compressed
+STORED_SUFFIXES = {".woff2", ".wasm", ".zip", ".whl", ".pack", ".snap", ".png", ".jpg"}  # already compressed
 
 
 def _entry(name: str, is_dir: bool, compress: bool) -> zipfile.ZipInfo:

@@ -102,3 +102,16 @@ def test_each_page_links_the_theme_stylesheet_for_the_features_it_has(course_sit
         assert shipped == "".join(minified[n] for n in order if n not in OPTIONAL_CSS or OPTIONAL_CSS[n] in needs)
         assert ("heat-cell" in shipped) == ("widgets" in needs) and (".cell-run" in shipped) == ("cells" in needs)
         assert (".cards{" in shipped and ".progress-continue{" in shipped) == ("index" in needs)
+
+
+def test_each_page_loads_the_scripts_of_its_own_widget_kinds_only(course_site):
+    for page in course_site.glob("*.html"):
+        html = page.read_text(encoding="utf-8")
+        kinds = set(re.findall(r'<div class="widget widget-[\w-]+" data-widget="([\w-]+)"', html))
+        scripts = re.findall(r'<script src="assets/widget-([\w-]+)\.js\?v=[0-9a-f]{10}" defer>', html)
+        assert sorted(scripts) == sorted(kinds), page.name
+        # after site.js (which keeps the fallbacks for print before any widget replaces them)
+        assert all(html.index("assets/site.js") < html.index(f"assets/widget-{k}.js") for k in kinds)
+    assert "heatmap" in (course_site / "module-05-attention.html").read_text(encoding="utf-8")
+    site_js = (course_site / "assets/site.js").read_text(encoding="utf-8")
+    assert "heat-legend" not in site_js and "heat-legend" in (course_site / "assets/widget-heatmap.js").read_text()

@@ -66,6 +66,16 @@ def test_course_pages_preload_exactly_the_fonts_they_draw(browser, base_url, vie
         _close_and_check(context, page)
 
 
+def test_preloads_match_under_a_github_pages_sub_path(browser, subpath_base):
+    context, page = _open_context(browser, subpath_base, viewport={"width": 1280, "height": 800})
+    try:
+        requested, preloaded = font_requests_after(page, subpath_base + "module-05-attention.html")
+        assert preloaded and all("/some-repo/assets/katex/fonts/" in u for u in preloaded)
+        assert_preloads_are_the_requests(requested, preloaded, "module-05-attention.html under /some-repo/")
+    finally:
+        _close_and_check(context, page)
+
+
 # ------------------------------------------------------------------------------------------ KaTeX's faces
 
 FACES_PAGE = r"""---

@@ -1,17 +1,21 @@
 """Which of KaTeX's font files a page's formulas make the browser download — worked out from KaTeX's own
-stylesheet, so each page can preload exactly those fonts (theme/templates/base.html).
+stylesheet, so that each page can preload exactly those fonts (theme/templates/base.html).
 
-Why: a browser requests a web font only once layout finds text that uses it, so a formula is first laid out
-with a fallback font and re-flows (a layout shift) when the KaTeX font arrives. A font preload starts the
-download with the page, and Chromium holds the first paint for font preloads (until they load, at most
-~100 ms after the stylesheets are in, 1.5 s after navigation start), so on any reasonable connection the
-first paint already uses the right fonts.
+Why: a browser requests a web font only when layout meets text that uses it, so without a preload a formula
+is first laid out with a fallback font and re-flows (a layout shift) when its KaTeX font arrives. A font
+preload starts the download with the stylesheets, and Chromium holds the first paint while font preloads are
+in flight (until they finish, at most 100 ms after the stylesheets are in, at most 1.5 s after navigation
+start: the RenderBlockingFonts feature). What it waits for is the download, not the font being ready to use:
+when a long main-thread task (page scripts) sits between the two, the first paint can still come first —
+rare, and measured by bench/site_bench.py.
 
 How: the browser's own rules, applied to KaTeX's HTML. Every text node of a formula's visual part
-(`.katex-html`) is drawn with the font its element's computed `font-family` / `font-weight` / `font-style`
-select; those come from the rules of katex.css (cascade by specificity, then order; inherited otherwise),
-and the face is chosen among the family's @font-face rules by the CSS font matching algorithm. The MathML
-copy (`.katex-mathml`) is drawn with the browser's math font, never a KaTeX one.
+(`.katex-html`) is drawn with the face its element's computed `font-family` / `font-weight` / `font-style`
+select: those come from the rules of katex.css (cascade by specificity, then order; inherited otherwise), and
+the face is the one the CSS font matching algorithm picks among the family's @font-face rules. The browser
+fetches that face's file even for a character the font lacks (no unicode-range) or draws as nothing (the
+zero-width space in KaTeX's vertical lists). The MathML copy (`.katex-mathml`) is drawn with the browser's
+math font, never a KaTeX one. tests/e2e/test_layout_shift.py checks the result against Chromium's requests.
 """
 from __future__ import annotations
 
@@ -61,9 +65,6 @@ class FontRule:
 class FontRules:
     faces: tuple[FontFace, ...]
     rules: tuple[FontRule, ...]
-
-    def faces_of(self, family: str) -> list[FontFace]:
-        return [f for f in self.faces if f.family == family]
 
 
 _COMMENT_RE = re.compile(r"/\*.*?\*/", re.S)
@@ -229,7 +230,8 @@ def match_face(faces: list[FontFace], weight: int, style: str) -> FontFace | Non
 
 # ------------------------------------------------------------------------------------------ the HTML
 
-_TAG_RE = re.compile(r'<(/?)([a-zA-Z][\w-]*)(?:\s+class="([^"]*)")?([^>]*)>([^<]?)')  # KaTeX writes no comments, CDATA or '>' in values
+# KaTeX's HTML has no comments, no CDATA and no ">" inside attribute values, so a tag is "<" … ">"
+_TAG_RE = re.compile(r'<(/?)([a-zA-Z][\w-]*)(?:\s+class="([^"]*)")?([^>]*)>([^<]?)')
 _CLASS_RE = re.compile(r'\sclass\s*=\s*(?:"([^"]*)"|\'([^\']*)\'|([^\s>]+))')
 _VOID_ELEMENTS = frozenset("area base br col embed hr img input link meta source track wbr".split())
 _KATEX_HTML_RE = re.compile(r'<span class="katex-html"')

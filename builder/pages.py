@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 import jinja2
 
@@ -209,7 +209,8 @@ def render_pages(site: SiteSource, pages: list["Page"], options: "BuildOptions",
     return files
 
 
-def font_preloads_for(options: "BuildOptions", pages: list["Page"], asset_urls: dict[str, str]):
+def font_preloads_for(options: "BuildOptions", pages: list["Page"],
+                      asset_urls: dict[str, str]) -> Callable[["Page"], list[str]]:
     """page → URLs of the KaTeX fonts its formulas draw (builder/fonts.py), for the pages about to be rendered.
     A function of the body, the formulas' HTML, KaTeX's stylesheet and builder/, all in the page's cache key."""
     formulas = {f for page in pages for f, _ in page.env.get("formulas", [])}

@@ -346,6 +346,8 @@ KATEX_CSS_PATH = "assets/katex/katex.min.css"
 # for woff2); without it the fonts ship whole.
 
 KATEX_FONTS_DIR = "assets/katex/fonts/"
+_formula_facts: dict[str, tuple[frozenset[str], frozenset[str]]] = {}  # formula HTML → (classes, characters)
+FONT_SUBSET_VERSION = "2"  # part of the subset cache key: change it whenever what is subset, or how, changes
 # Kept in each subset: Chromium on Linux draws with FreeType's auto-hinter (or skrifa's copy of it), which sizes
 # a script's blue zones and stem widths from fixed reference letters of that script ("blue strings" and standard
 # characters, FreeType's src/autofit/afblue.dat); a subset without them would draw the very same glyphs a little
@@ -408,20 +410,38 @@ def subset_font(woff2: bytes, characters: str) -> bytes:
     return out.getvalue()
 
 
-def _subset_fonts_cached(fonts: dict[str, bytes], characters: str, cache_dir: Path | None) -> dict[str, bytes]:
-    """subset_font() for each font, cached by (characters, font bytes): a page edit seldom adds a character."""
-    from fontTools import version as fonttools_version
-
+def _subset_fonts_cached(fonts: dict[str, bytes], characters: str, css: str, formulas_html: Iterable[str],
+                         cache_dir: Path | None) -> dict[str, bytes] | None:
+    """The fonts the formulas draw with, each subset to `characters` (the others are never requested: left as
+    they are), cached by (characters, fonts): a page edit seldom adds a character. None without fontTools."""
+    try:
+        import brotli  # noqa: F401  (woff2)
+        import fontTools
+    except ImportError:
+        return None
     from . import cache as cachestore
 
-    key = cachestore.digest("katex-font-subset", fonttools_version, characters,
+    key = cachestore.digest("katex-font-subset", FONT_SUBSET_VERSION, fontTools.version, characters,
                             *(name.encode() + b"\0" + data for name, data in sorted(fonts.items())))
     with cachestore.open_cache(cache_dir) as store:
         found = store.get(key)
-        if found is None:
-            found = {name: subset_font(data, characters) for name, data in fonts.items()}
+        if found is None:  # which fonts are drawn is worked out only here: it costs more than the cache look-up
+            drawn = _faces_drawn(css, formulas_html)
+            found = {name: subset_font(data, characters) for name, data in fonts.items()
+                     if drawn is None or name[len(KATEX_FONTS_DIR):] in drawn}
             store.put(key, found)
     return found
+
+
+def _faces_drawn(css: str, formulas_html: Iterable[str]) -> set[str] | None:
+    """File names of the fonts the formulas draw with (builder/fonts.py), or None if that cannot be told."""
+    try:
+        from .fonts import FontRulesError, font_usage
+
+        usage = font_usage(css)
+        return {face.file_name for formula_html in formulas_html for face in usage.formula_faces(formula_html)}
+    except (ImportError, FontRulesError):
+        return None
 
 
 def site_katex_assets(katex_files: dict[str, bytes], formulas: Iterable[Formula],
@@ -437,8 +457,14 @@ def site_katex_assets(katex_files: dict[str, bytes], formulas: Iterable[Formula]
     used: set[str] = set()
     characters: set[str] = set()
     for formula_html in html.values():
-        used |= classes_in(formula_html)
-        characters |= formula_characters(formula_html)
+        facts = _formula_facts.get(formula_html)
+        if facts is None:
+            if len(_formula_facts) > 50_000:
+                _formula_facts.clear()
+            facts = _formula_facts[formula_html] = (frozenset(classes_in(formula_html)),
+                                                    frozenset(formula_characters(formula_html)))
+        used |= facts[0]
+        characters |= facts[1]
     out = dict(katex_files)
     if KATEX_CSS_PATH in katex_files:
         css = prune_katex_css(katex_files[KATEX_CSS_PATH].decode("utf-8"), used)
@@ -446,13 +472,10 @@ def site_katex_assets(katex_files: dict[str, bytes], formulas: Iterable[Formula]
         for text in _CSS_CONTENT_RE.findall(css):  # generated content is drawn with the fonts too
             characters |= set(text)
     named = set(re.findall(r"url\(\s*[\"']?fonts/([^\"')?#]+)", out.get(KATEX_CSS_PATH, b"").decode("utf-8")))
-    fonts = {name: data for name, data in katex_files.items()  # the others are never requested: left whole
+    fonts = {name: data for name, data in katex_files.items()
              if name.startswith(KATEX_FONTS_DIR) and name[len(KATEX_FONTS_DIR):] in named}
-    try:
-        import brotli  # noqa: F401  (woff2)
-        import fontTools.subset  # noqa: F401
-    except ImportError:
-        return out
     characters |= autohinter_reference(characters)
-    out.update(_subset_fonts_cached(fonts, "".join(sorted(characters)), cache_dir))
+    subsets = _subset_fonts_cached(fonts, "".join(sorted(characters)), katex_files.get(KATEX_CSS_PATH, b"").decode(),
+                                   html.values(), cache_dir)
+    out.update(subsets or {})
     return out

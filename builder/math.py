@@ -239,7 +239,7 @@ _ATTRIBUTE_SELECTOR_RE = re.compile(r"\[[^\]]*\]")
 
 def classes_in(html: str) -> set[str]:
     """Every class name used in `html`'s class attributes."""
-    return {name for value in _CLASS_ATTR_RE.findall(html) for name in value.split()}
+    return set(" ".join(_CLASS_ATTR_RE.findall(html)).split())
 
 
 def _css_blocks(css: str) -> list[tuple[str, str]]:
@@ -374,7 +374,7 @@ def formula_characters(formula_html: str) -> set[str]:
     """Every character of a formula's text (visual part and MathML)."""
     from html import unescape
 
-    return set(unescape(_TAG_RE.sub("", formula_html)))
+    return set(unescape(_TAG_RE.sub("", formula_html)) if "&" in formula_html else _TAG_RE.sub("", formula_html))
 
 
 def subset_font(woff2: bytes, characters: str) -> bytes:
@@ -479,3 +479,22 @@ def site_katex_assets(katex_files: dict[str, bytes], formulas: Iterable[Formula]
                                    html.values(), cache_dir)
     out.update(subsets or {})
     return out
+
+
+def site_katex_assets_cached(katex_files: dict[str, bytes], formulas: Iterable[Formula],
+                             cache_dir: Path | None) -> dict[str, bytes]:
+    """site_katex_assets(), cached by what it depends on: the set of the site's formulas (most edits change no
+    formula), KaTeX's files and this module's code."""
+    from . import cache as cachestore
+
+    ordered = sorted(set(formulas))
+    key = cachestore.digest("site-katex-assets", cachestore.file_digest(Path(__file__)),
+                            json.dumps(ordered, ensure_ascii=False),
+                            *(name.encode() + b"\0" + hashlib.sha256(data).digest()
+                              for name, data in sorted(katex_files.items())))
+    with cachestore.open_cache(cache_dir) as store:
+        found = store.get(key)
+        if found is None:
+            found = site_katex_assets(katex_files, ordered, cache_dir)
+            store.put(key, found)
+    return found

@@ -173,10 +173,8 @@ def build_site(options: BuildOptions | None = None) -> BuildResult:
         files.update(incremental.by_pages_cached(  # before templates: they link it with its hash
             options, "search", pages, lambda: search_index.search_index_files(pages)))
         katex = {name: data for name, data in files.items() if name.startswith("assets/katex/")}
-        files.update(incremental.by_pages_cached(  # only the CSS rules and glyphs the site's formulas use
-            options, "katex", pages, lambda: mathstage.site_katex_assets(
-                katex, (f for p in pages for f, _ in p.env.get("formulas", [])), options.cache_dir),
-            *(f"{name}={assets.short_hash(data)}" for name, data in sorted(katex.items()))))
+        files.update(mathstage.site_katex_assets_cached(  # only the CSS rules and glyphs the site's formulas use
+            katex, (f for p in pages for f, _ in p.env.get("formulas", [])), options.cache_dir))
         urls = assets.asset_urls(files)
         files.update(incremental.templates_cached(options, site, pages, urls, problems))
     if problems:

@@ -215,3 +215,17 @@ def test_site_fonts_cover_every_formula_character_and_the_autohinter_reference(t
     assert {"KaTeX_Main-Regular.woff2", "KaTeX_Math-Italic.woff2"} <= subset <= named
     assert "KaTeX_Main-Bold.woff2" not in subset  # named by the stylesheet (family KaTeX_Main) but never drawn
     assert out == mathstage.site_katex_assets(files, formulas, tmp_path)  # and again, from the cache
+
+
+def test_site_katex_assets_are_cached_by_the_set_of_formulas(tmp_path, monkeypatch):
+    files = {mathstage.KATEX_CSS_PATH: KATEX_DIST_CSS.read_bytes(),
+             "assets/katex/fonts/KaTeX_Main-Regular.woff2": (KATEX_FONTS / "KaTeX_Main-Regular.woff2").read_bytes()}
+    formulas = [(r"x^2 + 1", False), (r"\frac{a}{b}", True)]
+    first = mathstage.site_katex_assets_cached(files, formulas, tmp_path)
+    assert first == mathstage.site_katex_assets(files, formulas, tmp_path)
+    calls = []
+    monkeypatch.setattr(mathstage, "site_katex_assets", lambda *a: calls.append(a) or {})
+    assert mathstage.site_katex_assets_cached(files, list(reversed(formulas)) * 2, tmp_path) == first  # same set
+    assert not calls
+    mathstage.site_katex_assets_cached(files, formulas + [(r"\sqrt{d_k}", False)], tmp_path)
+    assert len(calls) == 1  # a new formula: worked out again

@@ -26,6 +26,8 @@ from functools import lru_cache
 from typing import Iterable
 from urllib.parse import urlsplit
 
+from builder.math import css_blocks
+
 # ------------------------------------------------------------------------------------------ the stylesheet
 
 
@@ -76,26 +78,9 @@ _SIZE_RE = re.compile(r"^(?:[\d.]+(?:[a-z]+|%)?|xx-small|x-small|small|medium|la
 
 
 def _blocks(css: str) -> list[tuple[str, str]]:
-    """Top-level (prelude, body) pairs; nested at-rules (@media …) are returned whole as their body."""
-    css = _COMMENT_RE.sub("", css)
-    out, depth, start, open_at, quote = [], 0, 0, 0, ""
-    for i, c in enumerate(css):
-        if quote:
-            quote = "" if c == quote else quote
-        elif c in "\"'":
-            quote = c
-        elif c == "{":
-            if depth == 0:
-                open_at = i
-            depth += 1
-        elif c == "}":
-            depth -= 1
-            if depth == 0:
-                out.append((css[start:open_at].strip(), css[open_at + 1:i]))
-                start = i + 1
-        elif c == ";" and depth == 0:
-            start = i + 1  # @charset / @import: no font rules
-    return out
+    """Top-level (prelude, body) pairs; nested at-rules (@media …) are returned whole as their body;
+    statements (@charset / @import) are dropped: they hold no font rules."""
+    return [(prelude.strip(), body) for prelude, body in css_blocks(_COMMENT_RE.sub("", css)) if body]
 
 
 def _declarations(body: str) -> dict[str, str]:

@@ -242,7 +242,7 @@ def classes_in(html: str) -> set[str]:
     return set(" ".join(_CLASS_ATTR_RE.findall(html)).split())
 
 
-def _css_blocks(css: str) -> list[tuple[str, str]]:
+def css_blocks(css: str) -> list[tuple[str, str]]:
     """Top-level (prelude, body) pairs of a stylesheet; body is None-free: '' for `@import …;`-like statements.
     Strings and comments are skipped over, so braces inside them do not count."""
     blocks: list[tuple[str, str]] = []
@@ -307,7 +307,7 @@ def _prune_rules(css: str, used: set[str]) -> list[tuple[str, str | None]]:
     """The rules of a stylesheet in order, as (text, font family): selectors pruned to those that can match,
     rules left with none dropped; the family is set for top-level @font-face rules (decided later)."""
     kept: list[tuple[str, str | None]] = []
-    for prelude, body in _css_blocks(css):
+    for prelude, body in css_blocks(css):
         head = prelude.strip().lower()
         if head.startswith("@font-face"):
             family = re.search(r"font-family\s*:\s*([^;]+)", body)

@@ -138,8 +138,8 @@ def test_pruned_stylesheet_keeps_every_rule_the_course_formulas_can_match(typese
     assert {"katex", "katex-html", "mord", "vlist", "mfrac"} <= used
     pruned = mathstage.prune_katex_css(css, used)
     assert len(pruned) < len(css) / 2
-    kept = {s for prelude, _ in mathstage._css_blocks(pruned) for s in mathstage._split_selectors(prelude)}
-    for prelude, _ in mathstage._css_blocks(css):
+    kept = {s for prelude, _ in mathstage.css_blocks(pruned) for s in mathstage._split_selectors(prelude)}
+    for prelude, _ in mathstage.css_blocks(css):
         if prelude.startswith("@"):
             continue
         for selector in mathstage._split_selectors(prelude):

@@ -156,18 +156,23 @@ async function asBytes(name, source) {
 // DecompressionStream on a slow core; a helper worker does it on the other core while this one evaluates
 // pyodide.asm.js and instantiates the wasm.  The helper sees only bytes, never the network.
 const INFLATER_SOURCE = `
-const inflate = async (bytes) => new Uint8Array(await new Response(
-  new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"))).arrayBuffer());
+const gunzip = (${gunzip.toString()});
 const expandSnapshot = (${expandSnapshot.toString()}); // self-contained (minified names stay consistent)
 self.onmessage = async ({ data: { id, kind, buffer } }) => {
   try {
-    const raw = await inflate(new Uint8Array(buffer));
+    const raw = await gunzip(new Uint8Array(buffer));
     const out = kind === "snapshot" ? expandSnapshot(raw) : raw;
     self.postMessage({ id, buffer: out.buffer }, [out.buffer]);
   } catch (e) {
     self.postMessage({ id, error: String(e && e.message || e) });
   }
 };`;
+
+/** gzip bytes → inflated bytes (native DecompressionStream); self-contained: also runs in the helper worker. */
+async function gunzip(bytes) {
+  return new Uint8Array(await new Response(
+    new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"))).arrayBuffer());
+}
 
 /** The sparse snapshot (builder/pyodide_assets.py, pack_snapshot) → the full heap image Pyodide restores. */
 function expandSnapshot(raw) {
@@ -212,8 +217,7 @@ async function inflateOffThread(kind, bytesPromise) {
     }
   }
   if (!inflater) {
-    const raw = new Uint8Array(await new Response(
-      new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"))).arrayBuffer());
+    const raw = await gunzip(bytes);
     return kind === "snapshot" ? expandSnapshot(raw) : raw;
   }
   const id = ++inflaterCalls;
@@ -307,9 +311,9 @@ async function init(msg) {
   if (interruptBuffer) pyodide.setInterruptBuffer(interruptBuffer);
 
   progress("packages");
-  // Wheels are unpacked here with the browser's native inflate (DecompressionStream) rather than by
-  // loadPackage's zipfile-in-wasm (~0.3–0.6 s for NumPy); the .so files are then loaded the way
-  // loadPackage does it (async compile of all 19 before `import numpy` needs them).
+  // The packs (inflated natively, see above) are written into site-packages here rather than unpacked by
+  // loadPackage's zipfile-in-wasm (~0.3–0.6 s for NumPy); the .so files are then loaded the way loadPackage
+  // does it (async compile of all 19 before `import numpy` needs them).
   for (const pack of packs) {
     const sharedLibs = await installPack(pyodide, pack.name, pack.raw);
     if (sharedLibs.length) await pyodide._api.loadDynlibsFromPackage({ file_name: pack.wheel }, sharedLibs);

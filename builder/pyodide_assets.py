@@ -23,6 +23,7 @@ exposes `window.CoursePython`.
 """
 from __future__ import annotations
 
+import ast
 import base64
 import gzip
 import hashlib
@@ -250,6 +251,27 @@ STDLIB_PREFIX = "/lib/python312.zip/"            # where Pyodide mounts the stdl
 SITE_PACKAGES = "/lib/python3.12/site-packages/"  # where loadPackage unpacks wheels
 WARM_IMPORTS = "numpy, ast, builtins, io, linecache, sys, time, traceback"  # numpy + course_runtime's imports
 
+
+def package_imports(package_dir: Path) -> list[str]:
+    """The absolute imports of a pure-Python package's modules (not itself, not `__future__`), sorted.
+
+    Added to WARM_IMPORTS for the bytecode compile and the memory snapshot, so that the stdlib modules
+    `attention_core` pulls in (dataclasses → inspect, typing, …) are precompiled and already imported in
+    the browser.  Read with `ast`, so the keys change only when the imports do, not with every edit."""
+    names: set[str] = set()
+    for path in sorted(package_dir.rglob("*.py")):
+        try:
+            tree = ast.parse(path.read_bytes(), filename=str(path))
+        except SyntaxError:
+            continue  # the wheel step reports it
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names.update(a.name for a in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names.add(node.module)
+    own = package_dir.name
+    return sorted(n for n in names if n != "__future__" and n.split(".")[0] != own)
+
 # Runs inside Pyodide itself (the exact CPython 3.12.7 of the browser, so the bytecode matches): .py
 # members become sourceless .pyc next to where the .py was.  Importing then skips tokenising and
 # compiling in wasm (numpy's 174 modules alone took ~1 s of the ~1.3 s `import numpy`).  Every NumPy
@@ -278,7 +300,11 @@ def compile_zip(src, dst, prefix, only=None):
 
 def main(stdlib_in, stdlib_out, numpy_in, numpy_out, site_packages, warm_imports):
     zipfile.ZipFile(numpy_in).extractall(site_packages)
-    exec("import " + warm_imports, {})
+    for name in warm_imports.split(","):
+        try:
+            __import__(name.strip())
+        except ImportError:
+            pass  # e.g. a package attention_core imports that Pyodide lacks: reported when it is imported
     used = set()
     for mod in list(sys.modules.values()):
         f = getattr(mod, "__file__", None) or ""
@@ -307,15 +333,15 @@ const { loadPyodide } = require(pyodideDir + "/pyodide.js");
 """
 
 
-def precompiled(cache_root: Path, pyodide_js_dir: Path, stdlib: tuple[Path, str], numpy: tuple[Path, str]
-                ) -> tuple[Path, Path] | None:
+def precompiled(cache_root: Path, pyodide_js_dir: Path, stdlib: tuple[Path, str], numpy: tuple[Path, str],
+                warm_imports: str = WARM_IMPORTS) -> tuple[Path, Path] | None:
     """(stdlib zip, NumPy wheel) with sourceless .pyc instead of .py, cached by the sources' sha256.
 
     `stdlib`/`numpy` are (verified file, its sha256).  Runs Pyodide under Node once per new pair of
     sources.  None (and a warning) when Node or the compile fails: the runtime then ships the sources,
     which work, just slower.
     """
-    key = sha256_bytes(f"{stdlib[1]} {numpy[1]} {COMPILE_VERSION} {WARM_IMPORTS}".encode())[:16]
+    key = sha256_bytes(f"{stdlib[1]} {numpy[1]} {COMPILE_VERSION} {warm_imports}".encode())[:16]
     out_dir = cache_root / "compiled" / key
     outs = (out_dir / stdlib[0].name, out_dir / numpy[0].name)
     if all(p.is_file() for p in outs):
@@ -332,7 +358,7 @@ def precompiled(cache_root: Path, pyodide_js_dir: Path, stdlib: tuple[Path, str]
         (t / "out").mkdir()
         proc = subprocess.run([node, str(t / "compile.cjs"), str(pyodide_js_dir.resolve()), str(t / "compile.py"),
                                str(stdlib[0]), str(t / "out" / stdlib[0].name), str(numpy[0]),
-                               str(t / "out" / numpy[0].name), SITE_PACKAGES, WARM_IMPORTS],
+                               str(t / "out" / numpy[0].name), SITE_PACKAGES, warm_imports],
                               capture_output=True, text=True)
         if proc.returncode != 0:
             print(f"warning: precompiling Python bytecode failed, shipping sources:\n{proc.stderr.strip()[-2000:]}",
@@ -400,56 +426,101 @@ def _cached_pack(cache_root: Path, src: Path, digest: str) -> Path:
 
 # ------------------------------------------------------------------------------------ memory snapshot
 
-SNAPSHOT_VERSION = "3"  # bump when _SNAPSHOT_JS or the file format changes: the cache key includes it
+SNAPSHOT_VERSION = "5"  # bump when _SNAPSHOT_JS or the file format changes: the cache key includes it
 SNAPSHOT_MAGIC = b"CSN1"
 SNAPSHOT_PAGE = 4096
 SNAPSHOT_PREFIX = "python-snapshot-"
 SNAPSHOT_ENV = {"HOME": "/home/pyodide"}  # the worker passes the same env to loadPyodide
+COURSE_DIR = "/home/pyodide/_course"  # where the worker writes course_runtime.py (theme/js/python/worker.js)
+# Imported into the snapshot besides WARM_IMPORTS and attention_core's imports: the course's cells draw
+# their data with np.random (numpy 2 imports it lazily, ~0.15 s on the first cell otherwise).
+SNAPSHOT_EXTRA_IMPORTS = "numpy.random"
 
 # A Pyodide memory snapshot (`_makeSnapshot` / `_loadSnapshot`, Pyodide's own mechanism, checked against
-# its BUILD_ID on load): the wasm heap of a booted interpreter that has already imported every *stdlib*
-# module `import numpy` and the cell executor need.  The browser then skips CPython's start-up and those
-# imports (~0.5–0.9 s per boot).  NumPy itself cannot be in it: its 19 .so files are separate wasm
-# instances whose tables and globals live outside the heap, so they are loaded after the restore.
-# Pass 1 boots a normal Pyodide, installs the wheel and imports numpy to learn which stdlib modules that
-# pulls in; pass 2 boots with `_makeSnapshot`, imports exactly those (no site-packages on the path yet),
-# and writes the heap.  The stdlib zip must be the very file the browser mounts: zipimport keeps the
-# zip's offsets in the heap.
+# its BUILD_ID on load): the wasm heap of an interpreter that has already imported NumPy (+ numpy.random)
+# and every stdlib module the cell executor and attention_core need.  The browser skips CPython's
+# start-up and those imports (~1 s of a boot).
+#
+# NumPy's 19 extension modules are separate wasm instances: their code, function-table slots and globals
+# live outside the heap, so the browser must instantiate them again, and at exactly the memory and table
+# addresses they had here.  Emscripten's dynamic linker supports that: a library loaded with a `handle`
+# (a small struct in the heap) records its memory base and table base in it on first load, and a later
+# load with the same handle reuses them instead of allocating.  So here each library is loaded with a
+# handle we allocate (its address goes into the runtime index, `dynlibs`); the browser, after restoring
+# the heap, loads the same files with the same handles in the same order, checks that the function table
+# has the length it had here (same slots for every function pointer in the heap), and copies each
+# library's memory region back from the snapshot (instantiating re-initialises the library's static data,
+# which NumPy had since filled in).  `byHandle` lists the handles CPython's own dlopen() calls got during
+# the imports, so that a later dlsym() on them finds the library.
+#
+# The NumPy files come from the very pack the browser unpacks, the stdlib zip is the very file it mounts
+# (zipimport keeps the zip's offsets in the heap).  tests/unit/test_pyodide_assets.py restores a snapshot
+# under Node and compares NumPy results with a fresh interpreter's.
 _SNAPSHOT_JS = r"""
-const [pyodideDir, stdlib, wheel, out, sitePackages, warm, envJSON] = process.argv.slice(2);
+const [pyodideDir, stdlib, pack, out, sitePackages, warm, envJSON, courseRuntime, courseDir] = process.argv.slice(2);
 const fs = require("fs");
+const zlib = require("zlib");
 const { loadPyodide } = require(pyodideDir + "/pyodide.js");
-const env = JSON.parse(envJSON);
+const TABLE_SLACK = 64;
+// Every global-offset-table entry (the address of each data symbol and table slot of each function the
+// libraries share): the browser computes the same digest after relinking and refuses a mismatch.
+function gotDigest(GOT) {
+  const text = Object.keys(GOT).sort().map((k) => `${k}=${GOT[k].value}`).join("\n");
+  return require("crypto").createHash("sha256").update(text).digest("hex");
+}
 (async () => {
-  const first = await loadPyodide({ indexURL: pyodideDir + "/", stdLibURL: stdlib, env: { ...env } });
-  first.FS.writeFile("/tmp/np.whl", fs.readFileSync(wheel));
-  const names = first.runPython(`
-import sys, zipfile
-zipfile.ZipFile("/tmp/np.whl").extractall(${JSON.stringify(sitePackages)})
-before = set(sys.modules)
-exec("import " + ${JSON.stringify(warm)}, {})
-def stdlib_module(name):
-    m = sys.modules.get(name)
-    f = getattr(m, "__file__", None) or ""
-    spec = getattr(m, "__spec__", None)
-    origin = getattr(spec, "origin", "") or ""
-    if f.startswith(${JSON.stringify(sitePackages)}) or f.endswith(".so") or origin.endswith(".so"):
-        return False
-    return not name.split(".")[0] in ("numpy", "_pyodide_core") and not name.startswith("pyodide")
-",".join(sorted(n for n in set(sys.modules) - before if stdlib_module(n)))
+  const py = await loadPyodide({ indexURL: pyodideDir + "/", stdLibURL: stdlib, env: JSON.parse(envJSON), _makeSnapshot: true });
+  const M = py._module;
+  // The pack's files, written from JS like the browser does (a Python unzip would leave garbage in the heap).
+  const raw = zlib.gunzipSync(fs.readFileSync(pack));
+  const headerLen = raw.readUInt32LE(4);
+  const { files } = JSON.parse(raw.subarray(8, 8 + headerLen).toString("utf8"));
+  let off = 8 + headerLen;
+  const libs = [];
+  for (const [name, size] of files) {
+    const path = sitePackages + name;
+    py.FS.mkdirTree(path.slice(0, path.lastIndexOf("/")));
+    py.FS.writeFile(path, new Uint8Array(raw.subarray(off, off + size)));
+    off += size;
+    if (/\.cpython-[^/]*\.so$|\.abi3\.so$/.test(name)) libs.push(path);
+  }
+  // Browsers add a few function-table slots after a restore that Node does not (e.g. Pyodide's JSPI
+  // wrappers): the libraries start after a reserved gap, which the browser fills up to the same length.
+  if (M.freeTableIndexes.length) throw new Error("the function table has free slots: libraries would not land where recorded");
+  const tableBefore = M.wasmTable.length + TABLE_SLACK;
+  M.wasmTable.grow(TABLE_SLACK);
+  const handles = [];
+  for (const path of libs) {
+    const handle = M._calloc(1, 32); // emscripten's struct dso fields at +8 … +28; kept in the heap
+    await M.loadDynamicLibrary(path, { loadAsync: true, nodelete: true, allowUndefined: true, global: false, fs: M.FS }, {}, handle);
+    M.LDSO.loadedLibsByName[path.slice(path.lastIndexOf("/") + 1)] = M.LDSO.loadedLibsByName[path];
+    handles.push([path, handle]);
+  }
+  const tableAfter = M.wasmTable.length;
+  // The cell executor too (the worker writes the same file to the same place and finds it imported).
+  py.FS.mkdirTree(courseDir);
+  py.FS.writeFile(courseDir + "/course_runtime.py", fs.readFileSync(courseRuntime));
+  py.runPython(`
+import sys, gc
+sys.path.insert(0, ${JSON.stringify(courseDir)})
+import course_runtime
+finder = sys.path_importer_cache.get(${JSON.stringify(sitePackages.replace(/\/$/, ""))})
+if finder is not None: finder.invalidate_caches()
+for name in ${JSON.stringify(warm)}.split(","):
+    try:
+        __import__(name.strip())
+    except ImportError:
+        pass  # e.g. platform-specific helpers; reported when a cell imports them
+del finder, name
+gc.collect()
 `);
-  const snap = await loadPyodide({ indexURL: pyodideDir + "/", stdLibURL: stdlib, env: { ...env }, _makeSnapshot: true });
-  snap.runPython(`
-import importlib
-for name in ${JSON.stringify(names)}.split(","):
-    if name:
-        try:
-            importlib.import_module(name)
-        except Exception:
-            pass  # platform-specific helpers numpy only tries
-`);
-  fs.writeFileSync(out + ".raw", snap.makeMemorySnapshot());
-  fs.writeFileSync(out + ".modules", names);
+  if (M.wasmTable.length !== tableAfter) throw new Error("the imports grew the function table: the browser could not rebuild it");
+  const ours = new Set(handles.map(([, h]) => h));
+  const got = gotDigest(M.GOT);
+  const byHandle = Object.entries(M.LDSO.loadedLibsByHandle)
+    .filter(([h]) => !ours.has(Number(h))).map(([h, dso]) => [Number(h), dso.name]);
+  fs.writeFileSync(out + ".raw", py.makeMemorySnapshot());
+  fs.writeFileSync(out + ".json", JSON.stringify({ libs: handles, tableBefore, tableAfter, byHandle, got }));
 })().catch((e) => { console.error(String(e && e.stack || e)); process.exit(1); });
 """
 
@@ -482,20 +553,25 @@ def unpack_snapshot(data: bytes) -> bytes:
     return bytes(heap)
 
 
-def memory_snapshot(cache_root: Path, pyodide_js_dir: Path, stdlib: tuple[Path, str], numpy: tuple[Path, str],
-                    pyodide_sha: str) -> Path | None:
-    """The gzipped memory snapshot for this exact (Pyodide, stdlib zip, NumPy wheel), cached by their sha256.
+def memory_snapshot(cache_root: Path, pyodide_js_dir: Path, stdlib: tuple[Path, str], numpy_pack: tuple[Path, str],
+                    pyodide_sha: str, warm_imports: str = WARM_IMPORTS) -> tuple[Path, dict] | None:
+    """The gzipped memory snapshot for this exact (Pyodide, stdlib zip, NumPy pack), cached by their sha256,
+    and its `dynlibs` record (see above) for the runtime index.
 
-    `stdlib`/`numpy` are the shipped files and their sha256; `pyodide_sha` identifies pyodide.asm.wasm.
-    Returns `<cache>/snapshot/<key>/python-snapshot-<key>.snap`, or None (with a warning) when Node or
-    the snapshot fails: the browser then boots CPython from scratch, which works, just slower.
+    `stdlib`/`numpy_pack` are the shipped files and their sha256; `pyodide_sha` identifies pyodide.asm.wasm.
+    Returns (`<cache>/snapshot/<key>/python-snapshot-<key>.snap`, dynlibs), or None (with a warning) when
+    Node or the snapshot fails: the browser then boots CPython from scratch, which works, just slower.
     """
-    key = sha256_bytes(f"{pyodide_sha} {stdlib[1]} {numpy[1]} {SNAPSHOT_VERSION} {WARM_IMPORTS} "
-                       f"{json.dumps(SNAPSHOT_ENV, sort_keys=True)}".encode())[:16]
+    warm = ", ".join([warm_imports, SNAPSHOT_EXTRA_IMPORTS])
+    course_runtime = THEME_PY_DIR / "course_runtime.py"
+    key = sha256_bytes(f"{pyodide_sha} {stdlib[1]} {numpy_pack[1]} {SNAPSHOT_VERSION} {warm} "
+                       f"{json.dumps(SNAPSHOT_ENV, sort_keys=True)} "
+                       f"{sha256_bytes(course_runtime.read_bytes())}".encode())[:16]
     out_dir = cache_root / "snapshot" / key
     out = out_dir / f"{SNAPSHOT_PREFIX}{key}.snap"
-    if out.is_file():
-        return out
+    meta = out_dir / f"{SNAPSHOT_PREFIX}{key}.json"
+    if out.is_file() and meta.is_file():
+        return out, json.loads(meta.read_text("utf-8"))
     node = shutil.which("node")
     if not node:
         print("warning: node not found: no Python memory snapshot (each boot starts CPython from scratch)",
@@ -507,8 +583,9 @@ def memory_snapshot(cache_root: Path, pyodide_js_dir: Path, stdlib: tuple[Path, 
         (t / "snapshot.cjs").write_text(_SNAPSHOT_JS, "utf-8")
         (t / "out").mkdir()
         proc = subprocess.run([node, str(t / "snapshot.cjs"), str(pyodide_js_dir.resolve()), str(stdlib[0].resolve()),
-                               str(numpy[0].resolve()), str(t / "out" / out.name), SITE_PACKAGES, WARM_IMPORTS,
-                               json.dumps(SNAPSHOT_ENV)], capture_output=True, text=True)
+                               str(numpy_pack[0].resolve()), str(t / "out" / out.name), SITE_PACKAGES, warm,
+                               json.dumps(SNAPSHOT_ENV), str(course_runtime), COURSE_DIR],
+                              capture_output=True, text=True)
         if proc.returncode != 0:
             print(f"warning: making the Python memory snapshot failed, booting from scratch instead:\n"
                   f"{proc.stderr.strip()[-2000:]}", file=sys.stderr)
@@ -516,11 +593,12 @@ def memory_snapshot(cache_root: Path, pyodide_js_dir: Path, stdlib: tuple[Path, 
         raw = t / "out" / (out.name + ".raw")
         (t / "out" / out.name).write_bytes(pack_snapshot(raw.read_bytes()))
         raw.unlink()
+        os.replace(t / "out" / (out.name + ".json"), t / "out" / meta.name)
         try:
             os.replace(t / "out", out_dir)
         except OSError:  # another build finished it first
             pass
-    return out
+    return out, json.loads(meta.read_text("utf-8"))
 
 
 # ------------------------------------------------------------------------------- attention_core wheel
@@ -732,10 +810,12 @@ def prepare_python_runtime(dest: Path, *, cache_dir: Path, pyodide_dir: Path | N
     info.numpy_wheel = np_name
 
     np_lock = dict(manifest["lock"]["packages"]["numpy"])
+    pkg_dir = project_root / "attention_core"
+    warm_imports = ", ".join([WARM_IMPORTS, *package_imports(pkg_dir)]) if pkg_dir.is_dir() else WARM_IMPORTS
     if compile_bytecode:
         std_src = next(p[1] for p in plan if p[0] == STDLIB_NAME)
         compiled = precompiled(cache_root, src_dir, (std_src, manifest["assets"][STDLIB_NAME]["sha256"]),
-                               (np_path, np_spec["sha256"]))
+                               (np_path, np_spec["sha256"]), warm_imports)
         if compiled:
             swap = {std_src: compiled[0], np_path: compiled[1]}
             plan = [(n, swap[src], None, stamps.sha256(swap[src])) if src in swap else (n, src, d, h)
@@ -747,19 +827,20 @@ def prepare_python_runtime(dest: Path, *, cache_dir: Path, pyodide_dir: Path | N
     if memory_snapshot_enabled:
         std_now = next(p for p in plan if p[0] == STDLIB_NAME)
         np_now = next(p for p in plan if p[0] == np_name)
-        snap = memory_snapshot(cache_root, src_dir, (std_now[1], std_now[3]), (np_now[1], np_now[3]),
-                               manifest["assets"]["pyodide.asm.wasm"]["sha256"])
-        if snap:
+        np_pack = _cached_pack(cache_root, np_now[1], np_now[3])
+        made = memory_snapshot(cache_root, src_dir, (std_now[1], std_now[3]), (np_pack, stamps.sha256(np_pack)),
+                               manifest["assets"]["pyodide.asm.wasm"]["sha256"], warm_imports)
+        if made:
+            snap, dynlibs = made
             with gzip.open(snap) as f:  # the heap size is the first field after the magic
                 head = f.read(8)
-            snapshot_entry = {"name": snap.name, "size": int.from_bytes(head[4:8], "little")}
+            snapshot_entry = {"name": snap.name, "size": int.from_bytes(head[4:8], "little"), "dynlibs": dynlibs}
             snapshot_name = snap.name
             # before the wheels: file:// posts assets in index order and boot needs the snapshot first
             plan.insert(plan.index(np_now), (snapshot_name, snap, None, stamps.sha256(snap)))
             info.snapshot = snapshot_name
 
     extra_lock: dict[str, dict] = {"numpy": np_lock}
-    pkg_dir = project_root / "attention_core"
     imports = ["numpy"]
     packages = ["numpy"]
     if pkg_dir.is_dir() and any(pkg_dir.glob("*.py")):
@@ -832,7 +913,7 @@ def prepare_python_runtime(dest: Path, *, cache_dir: Path, pyodide_dir: Path | N
 
 
 def bundle_python_runtime(dest: Path, *, minify: bool = True) -> Path:
-    """Bundle theme/js/python/{runtime.js, worker.js, course_runtime.py} into `dest/python-runtime.js`."""
+    """Bundle theme/js/python/{runtime.js, worker.js, unpacker.js, course_runtime.py} into `dest/python-runtime.js`."""
     try:
         from .bundle import esbuild_bundle
     except ImportError:  # run as a script
@@ -843,11 +924,13 @@ def bundle_python_runtime(dest: Path, *, minify: bool = True) -> Path:
         t = Path(tmp)
         worker_out = esbuild_bundle(THEME_PY_DIR / "worker.js", t / "worker.txt", minify=minify,
                                     loaders={".py": "text"})
+        unpacker_out = esbuild_bundle(THEME_PY_DIR / "unpacker.js", t / "unpacker.txt", minify=minify)
         entry = t / "entry.js"
         entry.write_text(
             f"import workerSource from {json.dumps(worker_out.as_posix())};\n"
+            f"import unpackerSource from {json.dumps(unpacker_out.as_posix())};\n"
             f"import {{ install }} from {json.dumps((THEME_PY_DIR / 'runtime.js').as_posix())};\n"
-            "install(workerSource);\n", "utf-8")
+            "install(workerSource, unpackerSource);\n", "utf-8")
         out = esbuild_bundle(entry, t / RUNTIME_JS_NAME, minify=minify, loaders={".txt": "text"})
         data = out.read_bytes()
     target = dest / RUNTIME_JS_NAME

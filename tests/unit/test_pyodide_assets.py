@@ -327,6 +327,106 @@ def test_memory_snapshot_matches_the_shipped_pyodide(tmp_path: Path, cache_dir: 
     assert index["env"] == pa.SNAPSHOT_ENV
 
 
+# Boots Pyodide under Node either from the shipped snapshot (relinking NumPy with the worker's own
+# theme/js/python/snapshot_libs.js) or from scratch, installs the packs like the worker, runs STRESS_PY.
+_RESTORE_MJS = r"""
+import fs from "fs";
+import zlib from "zlib";
+import { createRequire } from "module";
+const require = createRequire(import.meta.url);
+const [mode, npmDir, dest, heapPath, relinkPath, stressPath, dynlibsJSON] = process.argv.slice(2);
+const { relinkSnapshotLibraries } = await import(relinkPath);
+const { loadPyodide } = require(npmDir + "/pyodide.js");
+const index = JSON.parse(fs.readFileSync(dest + "/runtime-index.js", "utf8").replace(/^self\.__pyRuntimeIndex=/, "").replace(/;\s*$/, ""));
+const snapshot = mode === "fresh" ? null : new Uint8Array(fs.readFileSync(heapPath));
+const py = await loadPyodide({ indexURL: npmDir + "/", stdLibURL: dest + "/python_stdlib.zip", env: { ...index.env },
+  ...(snapshot ? { _loadSnapshot: snapshot } : {}) });
+const preloaded = py.runPython("import sys\n[m for m in ('numpy', 'numpy.random', 'course_runtime') if m in sys.modules]").toJs();
+for (const pack of index.packs) {
+  const raw = zlib.gunzipSync(fs.readFileSync(dest + "/" + pack.name));
+  const headerLen = raw.readUInt32LE(4);
+  let off = 8 + headerLen;
+  const libs = [];
+  for (const [name, size] of JSON.parse(raw.subarray(8, 8 + headerLen).toString("utf8")).files) {
+    const path = "/lib/python3.12/site-packages/" + name;
+    py.FS.mkdirTree(path.slice(0, path.lastIndexOf("/")));
+    py.FS.writeFile(path, new Uint8Array(raw.subarray(off, off + size)));
+    off += size;
+    if (name.endsWith(".so")) libs.push(path);
+  }
+  if (!snapshot && libs.length) await py._api.loadDynlibsFromPackage({ file_name: pack.wheel }, libs);
+}
+if (snapshot) await relinkSnapshotLibraries(py._module, JSON.parse(dynlibsJSON), snapshot);
+py.runPython(fs.readFileSync(stressPath, "utf8"));
+console.log(JSON.stringify({ preloaded, text: py.globals.get("report") }));
+"""
+
+# NumPy across its extension modules (core, linalg, fft, random, strings, datetime, masked arrays), big
+# allocations that grow the heap, and an exception raised from C.
+STRESS_PY = """
+import io
+import numpy as np
+out = io.StringIO()
+rng = np.random.default_rng(123)
+a = rng.normal(size=(64, 64)); b = rng.normal(size=(64, 64))
+print(repr((a @ b).sum()), np.linalg.svd(a[:8, :8])[1], np.linalg.solve(a[:5, :5], b[:5, 0]), file=out)
+print(np.linalg.eigvals(a[:6, :6] + a[:6, :6].T), np.fft.rfft(a[0]).round(8)[:5], file=out)
+print(np.sort(rng.integers(0, 1000, 200))[-10:], np.argsort(a[0])[:10], file=out)
+print(np.unique(rng.integers(0, 20, 500), return_counts=True), np.einsum("ij,jk->ik", a[:3, :3], b[:3, :3]), file=out)
+x = np.linspace(0, 10, 1001)
+print(np.trapezoid(np.sin(x), x), np.interp(2.5, x, np.cos(x)), np.polyfit(x[:50], np.exp(x[:50]), 3), file=out)
+print(np.char.upper(np.array(["ab", "cd"])), np.datetime64("2024-01-01") + np.arange(3), file=out)
+print(np.ma.masked_array([1, 2, 3], mask=[0, 1, 0]).mean(), np.nanmean([1, np.nan, 3]), file=out)
+big = np.ones((2000, 2000)); print(big.sum(), big.nbytes, file=out); del big
+try:
+    np.ones(3) @ np.ones(4)
+except ValueError as e:
+    print("ValueError", e, file=out)
+print(np.random.default_rng(7).permutation(10), np.random.RandomState(1).rand(3), file=out)
+import attention_core
+print(attention_core.softmax(np.array([1.0, 2.0, 3.0])), file=out)
+report = out.getvalue()
+"""
+
+
+def _boot_under_node(mode: str, dest: Path, tmp_path: Path, dynlibs: dict) -> dict:
+    script, relink, stress = tmp_path / "restore.mjs", tmp_path / "snapshot_libs.mjs", tmp_path / "stress.py"
+    script.write_text(_RESTORE_MJS, "utf-8")
+    shutil.copyfile(ROOT / "theme" / "js" / "python" / "snapshot_libs.js", relink)
+    stress.write_text(STRESS_PY, "utf-8")
+    proc = subprocess.run(["node", str(script), mode, str(NPM_DIR), str(dest), str(tmp_path / "heap.bin"), str(relink),
+                           str(stress), json.dumps(dynlibs)], capture_output=True, text=True, timeout=180)
+    assert proc.returncode == 0 or mode == "tampered", proc.stderr[-3000:]
+    return {"ok": proc.returncode == 0, "stderr": proc.stderr, **(json.loads(proc.stdout.splitlines()[-1]) if proc.returncode == 0 else {})}
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="the snapshot is made by Pyodide under Node")
+def test_snapshot_with_numpy_restores_and_computes_like_a_fresh_interpreter(tmp_path: Path, cache_dir: Path):
+    for part in ("compiled", "snapshot", "packs"):
+        shared = ROOT / ".cache" / "pyodide" / part
+        if shared.is_dir():
+            shutil.copytree(shared, cache_dir / "pyodide" / part, dirs_exist_ok=True)
+    dest = tmp_path / "py"
+    _prepare(dest, cache_dir, bundle=False, compile_bytecode=True, memory_snapshot_enabled=True)
+    index_js = (dest / "runtime-index.js").read_text("utf-8")
+    snap = json.loads(index_js[len("self.__pyRuntimeIndex="):].rstrip().rstrip(";"))["snapshot"]
+    (tmp_path / "heap.bin").write_bytes(pa.unpack_snapshot((dest / snap["name"]).read_bytes()))
+    dynlibs = snap["dynlibs"]
+    assert len(dynlibs["libs"]) >= 10 and all(p.endswith(".so") for p, _ in dynlibs["libs"])
+
+    restored = _boot_under_node("restored", dest, tmp_path, dynlibs)
+    fresh = _boot_under_node("fresh", dest, tmp_path, dynlibs)
+    # NumPy (and the cell executor) come imported; everything computes exactly as in a fresh interpreter
+    assert restored["preloaded"] == ["numpy", "numpy.random", "course_runtime"]
+    assert fresh["preloaded"] == []
+    assert "ValueError" in fresh["text"] and "[0.09003057 0.24472847 0.66524096]" in fresh["text"]
+    assert restored["text"] == fresh["text"]
+
+    # a snapshot whose libraries would not land where recorded is refused, not run
+    tampered = _boot_under_node("tampered", dest, tmp_path, {**dynlibs, "tableBefore": dynlibs["tableBefore"] - 70})
+    assert not tampered["ok"] and "does not fit this Pyodide" in tampered["stderr"]
+
+
 # ------------------------------------------------------------------------------------------ wheel
 
 

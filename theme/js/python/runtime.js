@@ -22,14 +22,15 @@ const LABELS = {
   download: (p) => `正在加载 Python 运行环境… ${MB(p.loaded)} / ${MB(p.total)} MB`,
   boot: () => "正在启动 Python…",
   packages: () => "正在安装 NumPy…",
-  import: () => "正在导入 numpy 与 attention_core…",
+  import: () => "正在导入 numpy…",
   ready: () => "Python 已就绪",
   restart: () => "正在重启 Python…",
 };
 const STOP_GRACE_MS = 400; // interrupt-buffer path only (cross-origin isolated pages)
 const SPARE_AFTER_MS = 300; // a run this long may get stopped: boot the standby worker now if not yet
-const SPARE_IDLE_MS = 1500;
-const WRAPPERS_IN_FLIGHT = 2; // file:// wrapper scripts loading at once // after the first run: boot the standby when the page has been quiet this long
+const SPARE_IDLE_MS = 1500; // after the first run: boot the standby when the page has been quiet this long
+const WARM_AFTER_IDLE_MS = 250; // idle this long after loading or a run: import attention_core & co.
+const WRAPPERS_IN_FLIGHT = 2; // file:// wrapper scripts loading at once
 
 function decodeBase64Into(target, offset, b64) {
   const view = target.subarray(offset);
@@ -221,6 +222,27 @@ class PythonRuntime extends EventTarget {
       slot.reject(err);
       if (slot === this._slot) this._failActive({ type: "InternalError", message: err.message, traceback: "" });
     };
+    // The unpacker (unpacker.js) inflates the snapshot and the wheel packs for this worker, on another thread.
+    const jobs = [
+      ...(index.snapshot ? [{ name: index.snapshot.name, kind: "snapshot" }] : []),
+      ...(index.packs || []).map((p) => ({ name: p.name, kind: "pack" })),
+    ].map((j) => ({ ...j, sha256: index.assets.find((a) => a.name === j.name).sha256 }));
+    let channel = null;
+    if (jobs.length) {
+      channel = new MessageChannel();
+      slot.unpacker = new Worker(PythonRuntime._unpackerURL(), { name: "course-python-unpacker" });
+      slot.unpacker.onmessage = ({ data }) => {
+        if (data.type === "bytes") this._countBytes(slot, "unpacker", data.n);
+      };
+      // Its failures reach the Python worker through the port; a script error would leave it waiting.
+      slot.unpacker.onerror = (ev) => {
+        if (ev.preventDefault) ev.preventDefault();
+        slot.reject(new Error(`CoursePython unpacker error: ${ev.message || "unknown"}`));
+      };
+      slot.unpacker.postMessage({ type: "init", port: channel.port1, mode: this.isFile ? "file" : "http",
+        indexURL: this.baseURL, jobs }, [channel.port1]);
+    }
+    slot.loaded = { worker: 0, unpacker: 0 };
     worker.postMessage({
       type: "init",
       mode: this.isFile ? "file" : "http",
@@ -233,11 +255,14 @@ class PythonRuntime extends EventTarget {
       snapshot: index.snapshot || null,
       env: index.env || null,
       interruptBuffer: slot.interrupt ? slot.interrupt.buffer : null,
-    });
+      unpackerPort: channel ? channel.port2 : null,
+    }, channel ? [channel.port2] : []);
     if (this.isFile) {
+      const unpacks = new Set(jobs.map((j) => j.name));
       for (const [name, bytes] of this._loadWrappers(index)) {
+        const to = unpacks.has(name) ? slot.unpacker : worker;
         // a copy: this thread keeps the bytes for the next worker
-        bytes.then((b) => { if (!slot.dead) worker.postMessage({ type: "asset", name, buffer: b.buffer }); },
+        bytes.then((b) => { if (!slot.dead) to.postMessage({ type: "asset", name, buffer: b.buffer }); },
           (e) => slot.reject(e));
       }
     }
@@ -248,6 +273,15 @@ class PythonRuntime extends EventTarget {
     if (!slot) return;
     slot.dead = true;
     slot.worker.terminate();
+    if (slot.unpacker) slot.unpacker.terminate();
+  }
+
+  /** http download progress of one slot: its Python worker and its unpacker each count what they read. */
+  _countBytes(slot, who, n, absolute = false) {
+    slot.loaded[who] = absolute ? n : slot.loaded[who] + n;
+    if (slot !== this._slot || !this._download) return;
+    const total = this._download.total;
+    this._downloadProgress(Math.min(total, slot.loaded.worker + slot.loaded.unpacker), total);
   }
 
   _startWorker(restart = false) {
@@ -307,6 +341,19 @@ class PythonRuntime extends EventTarget {
     });
   }
 
+  /** Idle for a moment (a run the reader asked for is usually queued right after "ready"): the worker may
+   *  now import the packages it left for later (worker.js, warmImports). */
+  _scheduleWarm() {
+    const slot = this._slot;
+    if (!slot || slot.warmed) return;
+    clearTimeout(this._warmTimer);
+    this._warmTimer = setTimeout(() => {
+      if (this._slot !== slot || slot.warmed || this._active || this._queue.length) return;
+      slot.warmed = true;
+      slot.worker.postMessage({ type: "warm" });
+    }, WARM_AFTER_IDLE_MS);
+  }
+
   /** After a run finished: boot the standby once the page has been quiet for a moment. */
   _scheduleSpare() {
     if (this._spare) return;
@@ -323,6 +370,13 @@ class PythonRuntime extends EventTarget {
       PythonRuntime._url = URL.createObjectURL(new Blob([WORKER_SOURCE], { type: "text/javascript" }));
     }
     return PythonRuntime._url;
+  }
+
+  static _unpackerURL() {
+    if (!PythonRuntime._unpackerUrl) {
+      PythonRuntime._unpackerUrl = URL.createObjectURL(new Blob([UNPACKER_SOURCE], { type: "text/javascript" }));
+    }
+    return PythonRuntime._unpackerUrl;
   }
 
   _onMessage(slot, msg) {
@@ -345,7 +399,7 @@ class PythonRuntime extends EventTarget {
     if (slot !== this._slot) return;
     switch (msg.type) {
       case "download":
-        this._downloadProgress(msg.loaded, msg.total);
+        this._countBytes(slot, "worker", msg.loaded, true);
         break;
       case "progress":
         if (msg.phase === "boot" && this._phase === "restart") break;
@@ -387,7 +441,11 @@ class PythonRuntime extends EventTarget {
   _pump() {
     if (this._active || this._state === "loading" || this._state === "idle") return;
     const next = this._queue.shift();
-    if (!next) { this._setState("ready"); return; }
+    if (!next) {
+      this._setState("ready");
+      this._scheduleWarm();
+      return;
+    }
     this._active = next;
     this._setState("running");
     next.spareTimer = setTimeout(() => { if (this._active === next) this._ensureSpare(); }, SPARE_AFTER_MS);
@@ -465,8 +523,10 @@ function getRuntime(options) {
 }
 
 let WORKER_SOURCE = "";
-export function install(workerSource) {
+let UNPACKER_SOURCE = "";
+export function install(workerSource, unpackerSource) {
   WORKER_SOURCE = workerSource;
+  UNPACKER_SOURCE = unpackerSource;
   if (typeof window !== "undefined" && !window.CoursePython) {
     window.CoursePython = { getRuntime, PythonRuntime, StoppedError, version: "1" };
   }

@@ -8,9 +8,12 @@
 //   "file": Chromium blocks fetch/importScripts of file:// URLs, so the main thread reads the wrapper
 //           scripts and posts each asset's bytes as it arrives ({type: "asset"}); booting starts as soon
 //           as the core files are here, while the wheels still load.
+// The memory snapshot and the wheel packs are not fetched here: the unpacker worker (unpacker.js) that the
+// page starts alongside fetches (or is posted), verifies and inflates them, and sends them over a port.
 // `fetch` and `importScripts` are replaced by versions that serve exactly the indexed assets and refuse
 // anything else: nothing else is reachable from Python/JS in this worker.
 import COURSE_RUNTIME_PY from "./course_runtime.py";
+import { relinkSnapshotLibraries } from "./snapshot_libs.js";
 
 let indexURL = "";
 let mode = "http";
@@ -59,26 +62,39 @@ function countBytes(n, force) {
 }
 
 // ----------------------------------------------------------------------------------------- http mode
-// The Response is handed out only once its bytes are verified: a clone is read (counting progress) and
-// hashed while the original's body is buffered; the original (real URL, cache metadata) goes to Pyodide.
-async function fetchVerified(name) {
-  const resp = await nativeFetch(indexURL + name);
-  if (!resp.ok) throw new Error(`无法加载 ${name}: HTTP ${resp.status}`);
-  const copy = resp.clone();
-  const reader = copy.body.getReader();
-  const chunks = [];
+// Nothing is handed out before its bytes are verified.  The body is read once, counting progress, into one
+// buffer of the indexed size (this thread is the bottleneck of a boot: no chunk lists, no second copy, less
+// garbage to collect).  Only pyodide.asm.wasm is handed out as the real Response (real URL, cache metadata:
+// V8 keeps its compiled code for the next visit); its clone is what gets read and hashed.
+const REAL_RESPONSE = "pyodide.asm.wasm";
+
+async function readVerified(name, body) {
+  const expected = index.get(name).size;
+  let bytes = new Uint8Array(expected);
   let size = 0;
+  const reader = body.getReader();
   for (;;) {
     const { done, value } = await reader.read();
     if (done) break;
-    chunks.push(value);
+    if (size + value.length > bytes.length) { // bigger than indexed: keep reading, the hash will say why
+      const grown = new Uint8Array(Math.max(bytes.length * 2, size + value.length));
+      grown.set(bytes.subarray(0, size));
+      bytes = grown;
+    }
+    bytes.set(value, size);
     size += value.length;
     countBytes(value.length);
   }
-  const bytes = new Uint8Array(size);
-  let off = 0;
-  for (const c of chunks) { bytes.set(c, off); off += c.length; }
+  bytes = size === bytes.length ? bytes : bytes.slice(0, size);
   await checkSha256(name, bytes);
+  return bytes;
+}
+
+async function fetchVerified(name) {
+  const resp = await nativeFetch(indexURL + name);
+  if (!resp.ok) throw new Error(`无法加载 ${name}: HTTP ${resp.status}`);
+  if (name !== REAL_RESPONSE) return readVerified(name, resp.body);
+  await readVerified(name, resp.clone().body);
   return resp;
 }
 
@@ -123,10 +139,12 @@ const guardedFetch = async (input) => {
 
 const scripts = new Map(); // name -> blob: URL of a verified script, ready for the synchronous importScripts
 async function prepareScript(name) {
-  const resp = await asResponse(name, take(name));
-  let text = await resp.text();
-  text = text.replace(/\n\/\/# sourceMappingURL=[^\n]*\s*$/, "\n");
-  scripts.set(name, URL.createObjectURL(new Blob([text], { type: "text/javascript" })));
+  const bytes = await asBytes(name, take(name));
+  // Cut a trailing `//# sourceMappingURL=` line (the .map files are not shipped), without decoding the text.
+  const tail = new TextDecoder().decode(bytes.subarray(Math.max(0, bytes.length - 300)));
+  const m = /\n\/\/# sourceMappingURL=[^\n]*\s*$/.exec(tail);
+  const end = m ? bytes.length - new TextEncoder().encode(tail.slice(m.index + 1)).length : bytes.length;
+  scripts.set(name, URL.createObjectURL(new Blob([bytes.subarray(0, end)], { type: "text/javascript" })));
 }
 
 function installNetworkGuards() {
@@ -151,82 +169,28 @@ async function asBytes(name, source) {
   return got instanceof Response ? new Uint8Array(await got.arrayBuffer()) : got;
 }
 
-// ------------------------------------------------------------------------------------------- inflate
-// Inflating the snapshot (~11 MB of pages) and the NumPy pack (~13 MB) takes a few hundred ms of
-// DecompressionStream on a slow core; a helper worker does it on the other core while this one evaluates
-// pyodide.asm.js and instantiates the wasm.  The helper sees only bytes, never the network.
-const INFLATER_SOURCE = `
-const gunzip = (${gunzip.toString()});
-const expandSnapshot = (${expandSnapshot.toString()}); // self-contained (minified names stay consistent)
-self.onmessage = async ({ data: { id, kind, buffer } }) => {
-  try {
-    const raw = await gunzip(new Uint8Array(buffer));
-    const out = kind === "snapshot" ? expandSnapshot(raw) : raw;
-    self.postMessage({ id, buffer: out.buffer }, [out.buffer]);
-  } catch (e) {
-    self.postMessage({ id, error: String(e && e.message || e) });
-  }
-};`;
+// ------------------------------------------------------------------------------------------ unpacked
+// The snapshot and the wheel packs come inflated and verified from the unpacker worker (unpacker.js) that
+// the page started next to this one, over a MessagePort.
+const unpacked = new Map(); // name -> {promise, resolve, reject}
 
-/** gzip bytes → inflated bytes (native DecompressionStream); self-contained: also runs in the helper worker. */
-async function gunzip(bytes) {
-  return new Uint8Array(await new Response(
-    new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"))).arrayBuffer());
+function unpackedBytes(name) {
+  if (!unpacked.has(name)) {
+    const entry = {};
+    entry.promise = new Promise((resolve, reject) => { entry.resolve = resolve; entry.reject = reject; });
+    entry.promise.catch(() => {}); // reported when awaited
+    unpacked.set(name, entry);
+  }
+  return unpacked.get(name).promise;
 }
 
-/** The sparse snapshot (builder/pyodide_assets.py, pack_snapshot) → the full heap image Pyodide restores. */
-function expandSnapshot(raw) {
-  const dv = new DataView(raw.buffer, raw.byteOffset, raw.byteLength);
-  if (raw.length < 12 || dv.getUint32(0, true) !== 0x314e5343) throw new Error("memory snapshot: bad magic"); // "CSN1"
-  const size = dv.getUint32(4, true);
-  const count = dv.getUint32(8, true);
-  const PAGE = 4096;
-  const heap = new Uint8Array(size);
-  let off = 12 + 4 * count;
-  for (let k = 0; k < count; k++) {
-    const at = dv.getUint32(12 + 4 * k, true) * PAGE;
-    const len = Math.min(PAGE, size - at);
-    if (len <= 0 || off + len > raw.length) throw new Error("memory snapshot: truncated");
-    heap.set(raw.subarray(off, off + len), at);
-    off += len;
-  }
-  if (off !== raw.length) throw new Error("memory snapshot: stray bytes");
-  return heap;
-}
-
-let inflater = null;
-let inflaterCalls = 0;
-const inflaterWaiting = new Map();
-
-/** Inflate (and for kind "snapshot" expand) gzip bytes, on a helper thread when the browser has one. */
-async function inflateOffThread(kind, bytesPromise) {
-  const bytes = await bytesPromise;
-  if (inflater === null) {
-    try {
-      const url = URL.createObjectURL(new Blob([INFLATER_SOURCE], { type: "text/javascript" }));
-      inflater = new Worker(url);
-      URL.revokeObjectURL(url);
-      inflater.onmessage = ({ data }) => {
-        const done = inflaterWaiting.get(data.id);
-        inflaterWaiting.delete(data.id);
-        if (data.error) done.reject(new Error(data.error));
-        else done.resolve(new Uint8Array(data.buffer));
-      };
-    } catch (e) {
-      inflater = false; // no nested workers: inflate here
-    }
-  }
-  if (!inflater) {
-    const raw = await gunzip(bytes);
-    return kind === "snapshot" ? expandSnapshot(raw) : raw;
-  }
-  const id = ++inflaterCalls;
-  // Our own bytes (a fresh arrayBuffer() or a posted buffer): transferred, not copied, unless a view.
-  const own = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes : bytes.slice();
-  return new Promise((resolve, reject) => {
-    inflaterWaiting.set(id, { resolve, reject });
-    inflater.postMessage({ id, kind, buffer: own.buffer }, [own.buffer]);
-  });
+function listenToUnpacker(port) {
+  port.onmessage = ({ data }) => {
+    unpackedBytes(data.name);
+    const entry = unpacked.get(data.name);
+    if (data.error) entry.reject(new Error(data.error));
+    else entry.resolve(new Uint8Array(data.buffer));
+  };
 }
 
 const SITE_PACKAGES = "/lib/python3.12/site-packages";
@@ -248,7 +212,7 @@ async function installPack(py, packName, rawPromise) {
     const path = `${SITE_PACKAGES}/${name}`;
     const dir = path.slice(0, path.lastIndexOf("/"));
     if (!made.has(dir)) { py.FS.mkdirTree(dir); made.add(dir); }
-    py.FS.writeFile(path, raw.subarray(off, off + size));
+    py.FS.writeFile(path, raw.subarray(off, off + size), { canOwn: true }); // MEMFS keeps the view: no copy
     off += size;
     if (SHARED_LIB.test(name)) sharedLibs.push(path);
   }
@@ -265,9 +229,15 @@ async function init(msg) {
   indexURL = msg.indexURL;
   mode = msg.mode;
   for (const a of msg.assets) index.set(a.name, { size: a.size, sha256: a.sha256 });
-  totalBytes = msg.assets.reduce((s, a) => s + a.size, 0);
-  // Everything is requested at once, core files first; wheels download while Python boots.
+  // Everything is requested at once, core files first.  The snapshot and the packs are the unpacker's.
+  const forUnpacker = new Set([...(msg.snapshot ? [msg.snapshot.name] : []), ...msg.packs.map((p) => p.name)]);
+  totalBytes = msg.assets.reduce((s, a) => s + (forUnpacker.has(a.name) ? 0 : a.size), 0);
+  if (forUnpacker.size) {
+    if (!msg.unpackerPort) throw new Error("CoursePython worker: no unpacker for the snapshot and the packs");
+    listenToUnpacker(msg.unpackerPort);
+  }
   for (const a of msg.assets) {
+    if (forUnpacker.has(a.name)) continue;
     const p = mode === "http" ? fetchVerified(a.name) : verifiedBytes(a.name, arrived(a.name));
     p.catch(() => {}); // reported when awaited
     pending.set(a.name, p);
@@ -275,22 +245,18 @@ async function init(msg) {
   installNetworkGuards();
   if (msg.interruptBuffer) interruptBuffer = new Int32Array(msg.interruptBuffer);
 
-  // The heap snapshot (builder/pyodide_assets.py, memory_snapshot) and the wheel packs are inflated on a
-  // helper thread while pyodide.asm.js and the wasm load here.  Pyodide needs the heap only when it
+  // The heap snapshot (builder/pyodide_assets.py, memory_snapshot) and the wheel packs are inflated by the
+  // unpacker while pyodide.asm.js and the wasm load here.  Pyodide needs the heap only when it
   // restores it, after its file-system set-up, which `fsInit` holds until the bytes are in.
   const snapshot = msg.snapshot ? new Uint8Array(msg.snapshot.size) : null;
-  const snapshotFilled = snapshot ? inflateOffThread("snapshot", asBytes(msg.snapshot.name, take(msg.snapshot.name)))
+  const snapshotFilled = snapshot ? unpackedBytes(msg.snapshot.name)
     .then((heap) => {
       if (heap.length !== snapshot.length) throw new Error(`memory snapshot: ${heap.length} bytes, expected ${snapshot.length}`);
       snapshot.set(heap);
       mark("snapshot-inflated");
     }) : null;
   if (snapshotFilled) snapshotFilled.catch(() => {});
-  const packs = msg.packs.map((pack) => {
-    const raw = inflateOffThread("pack", asBytes(pack.name, take(pack.name)));
-    raw.catch(() => {});
-    return { ...pack, raw };
-  });
+  const packs = msg.packs.map((pack) => ({ ...pack, raw: unpackedBytes(pack.name) }));
   await Promise.all([prepareScript("pyodide.js"), prepareScript("pyodide.asm.js")]);
   mark("scripts-ready");
   progress("boot");
@@ -314,10 +280,12 @@ async function init(msg) {
   // The packs (inflated natively, see above) are written into site-packages here rather than unpacked by
   // loadPackage's zipfile-in-wasm (~0.3–0.6 s for NumPy); the .so files are then loaded the way loadPackage
   // does it (async compile of all 19 before `import numpy` needs them).
+  const dynlibs = snapshot && msg.snapshot.dynlibs;
   for (const pack of packs) {
     const sharedLibs = await installPack(pyodide, pack.name, pack.raw);
-    if (sharedLibs.length) await pyodide._api.loadDynlibsFromPackage({ file_name: pack.wheel }, sharedLibs);
+    if (sharedLibs.length && !dynlibs) await pyodide._api.loadDynlibsFromPackage({ file_name: pack.wheel }, sharedLibs);
   }
+  if (dynlibs) await relinkSnapshotLibraries(pyodide._module, dynlibs, snapshot);
   // Only site-packages' finder forgets its listing: importlib.invalidate_caches() would also import
   // importlib.metadata (CPython 3.12), ~0.35 s here.
   pyodide.runPython(`import sys
@@ -329,23 +297,31 @@ del finder`);
   progress("import");
   pyodide.FS.mkdirTree("/home/pyodide/_course");
   pyodide.FS.writeFile("/home/pyodide/_course/course_runtime.py", COURSE_RUNTIME_PY);
-  pyodide.runPython("import sys; sys.path.insert(0, '/home/pyodide/_course')");
+  // (already imported when the snapshot was made with it: builder/pyodide_assets.py, COURSE_DIR)
+  pyodide.runPython("import sys\nif '/home/pyodide/_course' not in sys.path: sys.path.insert(0, '/home/pyodide/_course')");
   runner = pyodide.pyimport("course_runtime");
   runner.set_post((stream, text) => post({ type: "stream", id: currentRun, stream, text }));
+  // numpy before "ready" (nearly every cell needs it); the other packages (attention_core, ~0.1 s) once the
+  // page says the runtime is idle ({type: "warm"}), so that they never delay a run the reader is waiting for.
+  pyodide.runPython("import numpy");
+  laterImports = msg.imports.filter((mod) => mod !== "numpy");
+  pending.clear();
+  mark("imported");
+  post({ type: "ready", warnings: [] });
+}
+
+let laterImports = [];
+function warmImports() {
   const warnings = [];
-  for (const mod of msg.imports) {
+  for (const mod of laterImports.splice(0)) {
     try {
       pyodide.runPython(`import ${mod}`);
     } catch (e) {
-      if (mod === "numpy") throw e;
       warnings.push(`import ${mod} failed: ${e && e.message}`);
     }
   }
   if (warnings.length) console.warn("CoursePython:", warnings.join("\n"));
-  pending.clear();
-  if (inflater) { inflater.terminate(); inflater = false; }
-  mark("imported");
-  post({ type: "ready", warnings });
+  mark("warm-imported");
 }
 
 let currentRun = null;
@@ -371,6 +347,7 @@ self.onmessage = async (ev) => {
     if (msg.type === "asset") onAsset(msg);
     else if (msg.type === "init") await init(msg);
     else if (msg.type === "run") runCell(msg);
+    else if (msg.type === "warm") warmImports();
     else if (msg.type === "reset") { runner.reset(); post({ type: "reset-done", id: msg.id }); }
   } catch (e) {
     if (msg.type === "init") post({ type: "init-error", message: String(e && e.message || e), stack: String(e && e.stack || "") });

@@ -1,0 +1,130 @@
+// Unpacker worker (bundled to a string and started from a blob: URL by runtime.js, next to each Python
+// worker).  It turns the gzip assets of a boot — the interpreter's memory snapshot and the wheel packs
+// (builder/pyodide_assets.py: pack_snapshot, wheel_pack) — into verified, inflated bytes and hands them to
+// its Python worker over a MessagePort, while that worker evaluates pyodide.asm.js and instantiates the wasm.
+//
+// Why a second worker started by the page, not by the Python worker: inflating ~24 MB takes a few hundred
+// ms on a slow core, and the Python worker's thread is busy for ~0.3 s in the synchronous importScripts of
+// pyodide.asm.js — a worker it started would not even begin loading until that is over.
+//
+// Messages from the page:
+//   {type: "init", port, mode, indexURL, jobs: [{name, kind: "snapshot" | "pack", sha256}]}
+//     http: the unpacker fetches each job itself, inflating while it downloads;
+//     file: the page posts {type: "asset", name, buffer} (decoded from the wrapper scripts).
+// To the page: {type: "bytes", n} (download progress, http).
+// To the port:  {name, buffer} (inflated; the snapshot expanded to the full heap) or {name, error}.
+
+let port = null;
+const waiting = new Map(); // file mode: name -> resolve(bytes)
+const posted = new Map();  // file mode: assets that came before their job asked for them
+
+async function sha256Hex(bytes) {
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
+  return Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+async function verify(name, bytes, sha256) {
+  if (!(self.crypto && crypto.subtle)) return; // not a secure context (plain http on a remote host)
+  const actual = await sha256Hex(bytes);
+  if (actual !== sha256) throw new Error(`${name}: sha256 ${actual}, expected ${sha256}`);
+}
+
+/** gzip bytes → inflated bytes (native DecompressionStream). */
+async function gunzip(bytes) {
+  return new Uint8Array(await new Response(
+    new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"))).arrayBuffer());
+}
+
+/** A fetched gzip asset, inflated while it downloads; the inflated bytes are returned only if the gzip
+ *  bytes have the expected sha256. */
+async function fetchInflated(response, name, sha256) {
+  const resp = await response;
+  if (!resp.ok) throw new Error(`无法加载 ${name}: HTTP ${resp.status}`);
+  const [forHash, forInflate] = resp.body.tee();
+  const inflated = new Response(forInflate.pipeThrough(new DecompressionStream("gzip"))).arrayBuffer();
+  inflated.catch(() => {}); // a corrupt stream is reported below, after the hash (which names the cause)
+  const reader = forHash.getReader();
+  const chunks = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    chunks.push(value);
+    size += value.length;
+    self.postMessage({ type: "bytes", n: value.length });
+  }
+  const bytes = new Uint8Array(size);
+  let off = 0;
+  for (const c of chunks) { bytes.set(c, off); off += c.length; }
+  await verify(name, bytes, sha256);
+  return new Uint8Array(await inflated);
+}
+
+/** The sparse snapshot (builder/pyodide_assets.py, pack_snapshot) → the full heap image Pyodide restores. */
+function expandSnapshot(raw) {
+  const dv = new DataView(raw.buffer, raw.byteOffset, raw.byteLength);
+  if (raw.length < 12 || dv.getUint32(0, true) !== 0x314e5343) throw new Error("memory snapshot: bad magic"); // "CSN1"
+  const size = dv.getUint32(4, true);
+  const count = dv.getUint32(8, true);
+  const PAGE = 4096;
+  const heap = new Uint8Array(size);
+  let off = 12 + 4 * count;
+  for (let k = 0; k < count; k++) {
+    const at = dv.getUint32(12 + 4 * k, true) * PAGE;
+    const len = Math.min(PAGE, size - at);
+    if (len <= 0 || off + len > raw.length) throw new Error("memory snapshot: truncated");
+    heap.set(raw.subarray(off, off + len), at);
+    off += len;
+  }
+  if (off !== raw.length) throw new Error("memory snapshot: stray bytes");
+  return heap;
+}
+
+function postedBytes(name) {
+  if (posted.has(name)) {
+    const bytes = posted.get(name);
+    posted.delete(name);
+    return Promise.resolve(bytes);
+  }
+  return new Promise((resolve) => waiting.set(name, resolve));
+}
+
+async function unpack(msg, job, response) {
+  let raw;
+  if (msg.mode === "http") {
+    raw = await fetchInflated(response, job.name, job.sha256);
+  } else {
+    const bytes = await postedBytes(job.name);
+    await verify(job.name, bytes, job.sha256);
+    raw = await gunzip(bytes);
+  }
+  return job.kind === "snapshot" ? expandSnapshot(raw) : raw;
+}
+
+function init(msg) {
+  port = msg.port;
+  let left = msg.jobs.length;
+  // One job at a time, in order (the snapshot first: the Python worker needs it first); over http all the
+  // downloads still start at once.
+  let previous = Promise.resolve();
+  for (const job of msg.jobs) {
+    const response = msg.mode === "http" ? fetch(msg.indexURL + job.name) : null;
+    if (response) response.catch(() => {});
+    const turn = previous.then(() => unpack(msg, job, response));
+    previous = turn.catch(() => {});
+    turn.then((out) => {
+      port.postMessage({ name: job.name, buffer: out.buffer }, [out.buffer]);
+    }, (e) => {
+      port.postMessage({ name: job.name, error: String(e && e.message || e) });
+    }).finally(() => { if (--left === 0) self.close(); });
+  }
+}
+
+self.onmessage = ({ data }) => {
+  if (data.type === "init") init(data);
+  else if (data.type === "asset") {
+    const bytes = new Uint8Array(data.buffer);
+    const resolve = waiting.get(data.name);
+    if (resolve) { waiting.delete(data.name); resolve(bytes); } else posted.set(data.name, bytes);
+  }
+};

@@ -286,6 +286,8 @@ async function init(msg) {
     if (sharedLibs.length && !dynlibs) await pyodide._api.loadDynlibsFromPackage({ file_name: pack.wheel }, sharedLibs);
   }
   if (dynlibs) await relinkSnapshotLibraries(pyodide._module, dynlibs, snapshot);
+  // Pyodide keeps its options: let the 36 MB heap image go now that it has been restored and relinked.
+  if (snapshot && pyodide._api && pyodide._api.config) pyodide._api.config._loadSnapshot = null;
   // Only site-packages' finder forgets its listing: importlib.invalidate_caches() would also import
   // importlib.metadata (CPython 3.12), ~0.35 s here.
   pyodide.runPython(`import sys

@@ -101,6 +101,7 @@ class Traffic:
 
     def __init__(self, page):
         self.items: list[tuple[str, str, bytes]] = []
+        self.page = page
         page.on("requestfinished", self._done)
 
     def _done(self, request):
@@ -121,6 +122,13 @@ class Traffic:
 
     def mark(self) -> int:
         return len(self.items)
+
+    def settle(self, quiet_ms: int = 500) -> None:
+        """Wait until no response has finished for `quiet_ms` (big bodies take a while to be copied here)."""
+        seen = -1
+        while seen != len(self.items):
+            seen = len(self.items)
+            self.page.wait_for_timeout(quiet_ms)
 
     def summary(self, start: int = 0, end: int | None = None) -> dict[str, dict[str, int]]:
         out: dict[str, dict[str, int]] = {}
@@ -183,7 +191,7 @@ def measure_python(new_context, url: str, runs: int) -> dict:
         start = traffic.mark()
         res = page.evaluate(RUN_FIRST_CELL, 0)
         cold.append(res["ms"])
-        page.wait_for_timeout(300)
+        traffic.settle()
         if first_run_bytes is None:
             first_run_bytes = traffic.summary(start).get("python", {"raw": 0, "gzip": 0, "files": 0})
         # "while Python loads": tasks that start between the click and the first output

@@ -261,3 +261,54 @@ def test_zz_only_local_requests(session):
     out = ROOT / "test-artifacts"
     out.mkdir(exist_ok=True)
     (out / "python-runtime-timings.json").write_text(json.dumps(TIMINGS, indent=2), "utf-8")
+
+
+def _flip_byte(path: Path, offset: int) -> None:
+    data = bytearray(path.read_bytes())
+    data[offset] ^= 0x01
+    path.write_bytes(bytes(data))
+
+
+def _flip_base64(wrapper: Path) -> None:
+    """Change one base64 character inside a file:// wrapper script (the decoded bytes change)."""
+    text = wrapper.read_text("ascii")
+    i = text.index('"]="') + len('"]="') + 100
+    text = text[:i] + ("A" if text[i] != "A" else "B") + text[i + 1:]
+    wrapper.write_text(text, "ascii")
+
+
+@pytest.mark.parametrize("transport", ["http", "file"])
+@pytest.mark.parametrize("victim", ["snapshot", "pyodide.asm.js"])
+def test_an_asset_that_is_not_the_indexed_one_is_refused(browser, harness_root, tmp_path, transport, victim):
+    """Every asset is checked against the sha256 in the runtime index before it is used — by the Python
+    worker (scripts, wasm, stdlib) or by the unpacker (snapshot, packs) — and a mismatch fails the load
+    with the file's name, instead of running other bytes."""
+    root = tmp_path / "site"
+    shutil.copytree(harness_root, root)
+    py_dir = root / SUBPATH / "assets" / "python"
+    index = json.loads((py_dir / "runtime-index.js").read_text("utf-8")[len("self.__pyRuntimeIndex="):].rstrip().rstrip(";"))
+    name = index["snapshot"]["name"] if victim == "snapshot" else victim
+    entry = next(a for a in index["assets"] if a["name"] == name)
+    if transport == "http":
+        _flip_byte(py_dir / name, 1000)
+        server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), functools.partial(_Handler, directory=str(root)))
+        server.daemon_threads = True
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        base = f"http://127.0.0.1:{server.server_address[1]}/{SUBPATH}/"
+    else:
+        _flip_base64(py_dir / entry["wrappers"][0])
+        server, base = None, root.as_uri() + f"/{SUBPATH}/"
+    context = browser.new_context(service_workers="block")
+    try:
+        page = context.new_page()
+        page.goto(base + "index.html")
+        message = page.evaluate("""async () => {
+          try { await CoursePython.getRuntime().load(); return "loaded"; } catch (e) { return String(e.message); }
+        }""")
+    finally:
+        context.close()
+        if server:
+            server.shutdown()
+            server.server_close()
+    assert message != "loaded"
+    assert f"{name}: sha256 " in message and f"expected {entry['sha256']}" in message, message

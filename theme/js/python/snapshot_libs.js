@@ -5,6 +5,8 @@
 // `M` is Pyodide's Emscripten module (pyodide._module), `dynlibs` the runtime index's record
 // {libs: [[path, handle]], tableBefore, tableAfter, got, byHandle}, `snapshot` the restored image.
 
+import { sha256Hex } from "./sha256.js";
+
 /** The snapshot was made with NumPy imported (builder/pyodide_assets.py, memory_snapshot): instantiate its
  *  extension modules again at the memory and table addresses they had, recorded in the heap at `handle`,
  *  then put back their static data as the snapshot has it (instantiating re-initialises it). */
@@ -27,8 +29,7 @@ export async function relinkSnapshotLibraries(M, dynlibs, snapshot) {
   if (M.wasmTable.length !== dynlibs.tableAfter) throw mismatch("the function table", M.wasmTable.length, dynlibs.tableAfter);
   if (globalThis.crypto && crypto.subtle) {
     const text = Object.keys(M.GOT).sort().map((k) => `${k}=${M.GOT[k].value}`).join("\n");
-    const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)));
-    const got = Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("");
+    const got = await sha256Hex(new TextEncoder().encode(text));
     if (got !== dynlibs.got) throw mismatch("the global offset table", got.slice(0, 12), dynlibs.got.slice(0, 12));
   }
   const heap = snapshot.subarray(new Uint32Array(snapshot.buffer, snapshot.byteOffset, 2)[1]); // after Pyodide's header

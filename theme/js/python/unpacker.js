@@ -14,20 +14,12 @@
 // To the page: {type: "bytes", n} (download progress, http).
 // To the port:  {name, buffer} (inflated; the snapshot expanded to the full heap) or {name, error}.
 
+import { checkSha256 } from "./sha256.js";
+
 let port = null;
 const waiting = new Map(); // file mode: name -> resolve(bytes)
 const posted = new Map();  // file mode: assets that came before their job asked for them
 
-async function sha256Hex(bytes) {
-  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
-  return Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("");
-}
-
-async function verify(name, bytes, sha256) {
-  if (!(self.crypto && crypto.subtle)) return; // not a secure context (plain http on a remote host)
-  const actual = await sha256Hex(bytes);
-  if (actual !== sha256) throw new Error(`${name}: sha256 ${actual}, expected ${sha256}`);
-}
 
 /** gzip bytes → inflated bytes (native DecompressionStream). */
 async function gunzip(bytes) {
@@ -56,7 +48,7 @@ async function fetchInflated(response, name, sha256) {
   const bytes = new Uint8Array(size);
   let off = 0;
   for (const c of chunks) { bytes.set(c, off); off += c.length; }
-  await verify(name, bytes, sha256);
+  await checkSha256(name, bytes, sha256);
   return new Uint8Array(await inflated);
 }
 
@@ -95,7 +87,7 @@ async function unpack(msg, job, response) {
     raw = await fetchInflated(response, job.name, job.sha256);
   } else {
     const bytes = await postedBytes(job.name);
-    await verify(job.name, bytes, job.sha256);
+    await checkSha256(job.name, bytes, job.sha256);
     raw = await gunzip(bytes);
   }
   return job.kind === "snapshot" ? expandSnapshot(raw) : raw;

@@ -14,6 +14,7 @@
 // anything else: nothing else is reachable from Python/JS in this worker.
 import COURSE_RUNTIME_PY from "./course_runtime.py";
 import { relinkSnapshotLibraries } from "./snapshot_libs.js";
+import { checkSha256 } from "./sha256.js";
 
 let indexURL = "";
 let mode = "http";
@@ -30,16 +31,10 @@ const MIME = { wasm: "application/wasm", json: "application/json", js: "text/jav
 const nativeFetch = self.fetch.bind(self);
 const nativeImportScripts = self.importScripts.bind(self);
 
-async function checkSha256(name, bytes) {
-  if (!(self.crypto && crypto.subtle)) return; // not a secure context (plain http on a remote host)
-  const actual = await sha256Hex(bytes);
-  if (actual !== index.get(name).sha256) throw new Error(`${name}: sha256 ${actual}, expected ${index.get(name).sha256}`);
+function checkAsset(name, bytes) {
+  return checkSha256(name, bytes, index.get(name).sha256);
 }
 
-async function sha256Hex(bytes) {
-  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
-  return Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("");
-}
 
 function assetName(url) {
   const u = String(url);
@@ -86,7 +81,7 @@ async function readVerified(name, body) {
     countBytes(value.length);
   }
   bytes = size === bytes.length ? bytes : bytes.slice(0, size);
-  await checkSha256(name, bytes);
+  await checkAsset(name, bytes);
   return bytes;
 }
 
@@ -105,7 +100,7 @@ function arrived(name) {
 
 async function verifiedBytes(name, bytesPromise) {
   const bytes = await bytesPromise;
-  await checkSha256(name, bytes);
+  await checkAsset(name, bytes);
   return bytes;
 }
 
@@ -261,7 +256,7 @@ async function init(msg) {
   mark("scripts-ready");
   progress("boot");
   self.importScripts(indexURL + "pyodide.js");
-  pyodide = await self.loadPyodide({
+  const booting = self.loadPyodide({
     indexURL,
     lockFileURL: indexURL + msg.lockFile,
     stdLibURL: indexURL + "python_stdlib.zip",
@@ -271,6 +266,10 @@ async function init(msg) {
     env: { ...(msg.env || { HOME: "/home/pyodide" }) },
     ...(snapshot ? { _loadSnapshot: snapshot, fsInit: () => snapshotFilled } : {}),
   });
+  // Pyodide does not stop when the fsInit hook fails (it would go on to restore an empty heap and report
+  // "invalid magic number"): a snapshot that failed to arrive (e.g. its sha256) is the error to report.
+  booting.catch(() => {});
+  pyodide = await (snapshotFilled ? Promise.race([booting, snapshotFilled.then(() => booting)]) : booting);
   mark(snapshot ? "pyodide-restored" : "pyodide-booted");
   // Every visitor restores the same heap: give `random` (if a stdlib module imported it) fresh OS entropy.
   if (snapshot) pyodide.runPython("import sys\nif 'random' in sys.modules: sys.modules['random'].seed()");

@@ -97,34 +97,31 @@ def classify(url: str, resource_type: str) -> str:
 
 
 class Traffic:
-    """Bytes of every response (file:// responses are sized from disk)."""
+    """Every finished response, sized from the served file on disk (http and file:// serve the same built
+    site).  Bodies are not pulled through the DevTools protocol: copying ~25 MB of Python assets out of the
+    browser while Python boots competed with the boot for the CPU and inflated the cold time."""
 
-    def __init__(self, page):
-        self.items: list[tuple[str, str, bytes]] = []
+    def __init__(self, page, site: Path):
+        self.items: list[tuple[str, str]] = []
         self.page = page
-        page.on("requestfinished", self._done)
+        self.site = site
+        page.on("requestfinished", lambda request: self.items.append((request.url, request.resource_type)))
 
-    def _done(self, request):
-        url = request.url
-        if url.startswith(("data:", "blob:")):
-            return
-        body = b""
-        if url.startswith("file://"):
-            path = Path(unquote(urlparse(url).path))
-            body = path.read_bytes() if path.is_file() else b""
-        else:
-            try:
-                response = request.response()
-                body = response.body() if response else b""
-            except Exception:
-                body = b""
-        self.items.append((url, request.resource_type, body))
+    def _body(self, url: str) -> bytes:
+        parsed = urlparse(url)
+        if parsed.scheme == "file":
+            path = Path(unquote(parsed.path))
+        elif parsed.scheme in ("http", "https"):
+            path = self.site / unquote(parsed.path).lstrip("/")
+        else:  # data:, blob:
+            return b""
+        return path.read_bytes() if path.is_file() else b""
 
     def mark(self) -> int:
         return len(self.items)
 
     def settle(self, quiet_ms: int = 500) -> None:
-        """Wait until no response has finished for `quiet_ms` (big bodies take a while to be copied here)."""
+        """Wait until no response has finished for `quiet_ms`."""
         seen = -1
         while seen != len(self.items):
             seen = len(self.items)
@@ -132,7 +129,10 @@ class Traffic:
 
     def summary(self, start: int = 0, end: int | None = None) -> dict[str, dict[str, int]]:
         out: dict[str, dict[str, int]] = {}
-        for url, rtype, body in self.items[start:end]:
+        for url, rtype in self.items[start:end]:
+            if url.startswith(("data:", "blob:")):
+                continue
+            body = self._body(url)
             kind = classify(url, rtype)
             slot = out.setdefault(kind, {"raw": 0, "gzip": 0, "files": 0})
             slot["raw"] += len(body)
@@ -148,9 +148,9 @@ def new_page(browser):
     return context, page
 
 
-def measure_load(browser, url: str) -> dict:
+def measure_load(browser, url: str, site: Path) -> dict:
     context, page = new_page(browser)
-    traffic = Traffic(page)
+    traffic = Traffic(page, site)
     page.goto(url, wait_until="load")
     page.wait_for_timeout(400)
     m = page.evaluate("""() => {
@@ -182,11 +182,11 @@ def python_context(playwright, browser, profile: str):
     return context, page, lambda: shutil.rmtree(user_dir, ignore_errors=True)
 
 
-def measure_python(new_context, url: str, runs: int) -> dict:
+def measure_python(new_context, url: str, runs: int, site: Path) -> dict:
     cold, warm, stop_ready, stop_output, long_task_max, first_run_bytes = [], [], [], [], [], None
     for i in range(runs):
         context, page, cleanup = new_context()
-        traffic = Traffic(page)
+        traffic = Traffic(page, site)
         page.goto(url, wait_until="load")
         start = traffic.mark()
         res = page.evaluate(RUN_FIRST_CELL, 0)
@@ -229,8 +229,8 @@ def measure_python(new_context, url: str, runs: int) -> dict:
             "samples": {"cold": cold, "warm": warm, "stop_to_output": stop_output, "long_task_max": long_task_max}}
 
 
-def median_load(browser, url: str, runs: int) -> dict:
-    samples = [measure_load(browser, url) for _ in range(runs)]
+def median_load(browser, url: str, runs: int, site: Path) -> dict:
+    samples = [measure_load(browser, url, site) for _ in range(runs)]
     med = statistics.median
     ready = [s["widgetReady"] for s in samples if s["widgetReady"] is not None]
     return {
@@ -291,11 +291,11 @@ def main() -> int:
         browser = p.chromium.launch(executable_path=exe, args=CHROMIUM_ARGS) if exe else p.chromium.launch(args=CHROMIUM_ARGS)
         for name in ([] if args.python_only else pages):
             for scheme, base in bases.items():
-                report["pages"].setdefault(name, {})[scheme] = median_load(browser, base + name, args.runs)
+                report["pages"].setdefault(name, {})[scheme] = median_load(browser, base + name, args.runs, site)
         if cell_page and not args.pages_only:
             for scheme, base in bases.items():
                 report["python"][scheme] = measure_python(
-                    lambda: python_context(p, browser, args.python_profile), base + cell_page, args.runs)
+                    lambda: python_context(p, browser, args.python_profile), base + cell_page, args.runs, site)
             report["python"]["page"] = cell_page
         browser.close()
     server.shutdown()

@@ -105,12 +105,16 @@ def test_every_cell_runs_in_the_browser_and_prints_what_the_build_printed(py_pag
         ["构建时输出"] * len(CELL_IDS)
     assert python_bytes(page, built_site) == 0, "nothing of Python is loaded before the first run"
     assert page.evaluate("CoursePython.getRuntime().state") == "idle"
+    # …but its two worker threads are already up (runtime.prepare), waiting, and the run takes them
+    assert sorted(w.url.startswith("blob:") for w in page.workers) == [True, True]
+    assert page.evaluate("!!CoursePython.getRuntime()._prepared")
 
     started = time.perf_counter()
     page.click(".cells-run-all")
     page.wait_for_function("document.querySelector('.cell-output').dataset.origin === 'browser' && "
                            "document.querySelector('.cell-log').textContent.length > 0", timeout=120_000)
     first_output = time.perf_counter() - started
+    assert page.evaluate("CoursePython.getRuntime()._prepared") is None  # taken, not started anew
     page.wait_for_function("/全部运行完成|中断/.test(document.querySelector('.cells-bar-status').textContent)",
                            timeout=120_000)
     assert page.text_content(".cells-bar-status") == "全部运行完成。"

@@ -276,6 +276,8 @@ export class CellsPage {
     if (!this.runtime) this.setBarStatus("Python 运行环境不可用：只能查看构建时输出。", "error");
     this.watchForPrefetch();
     this.watchForEditor();
+    // The worker threads start now (no download); the runtime index too unless prefetching is off.
+    if (this.runtime) this.runtime.prepare({ index: !window.__courseNoPrefetch && !navigator.connection?.saveData });
   }
 
   /** Load the editor at an idle moment once a cell is within a screen or so of the viewport (or at once

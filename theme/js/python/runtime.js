@@ -129,6 +129,24 @@ class PythonRuntime extends EventTarget {
     return this._loadPromise;
   }
 
+  /** Start the two worker threads now (no download, no Python: they wait for "init"), and with `index` read
+   *  the small runtime index, so that a first run does not wait for their start-up (~50–100 ms). */
+  prepare({ index = true } = {}) {
+    if (this._loadPromise || this._prepared) return;
+    try {
+      const prepared = {
+        worker: new Worker(PythonRuntime._workerURL(), { name: "course-python" }),
+        unpacker: new Worker(PythonRuntime._unpackerURL(), { name: "course-python-unpacker" }),
+      };
+      // One that fails to start is not used: the run starts fresh ones, whose errors it reports.
+      prepared.worker.onerror = prepared.unpacker.onerror = (ev) => { if (ev.preventDefault) ev.preventDefault(); prepared.failed = true; };
+      this._prepared = prepared;
+    } catch (e) {
+      this._prepared = null; // a run creates them as before
+    }
+    if (index) this._loadIndex().catch(() => {});
+  }
+
   prefetch() {
     if (this._loadPromise) return;
     const go = () => { if (!this._loadPromise) this.load().catch((e) => console.warn("CoursePython prefetch:", e)); };
@@ -210,7 +228,14 @@ class PythonRuntime extends EventTarget {
   // swap it in at once.
   _spawn(label) {
     const index = this._index;
-    const worker = new Worker(PythonRuntime._workerURL(), { name: "course-python" });
+    let prepared = this._prepared;
+    this._prepared = null;
+    if (prepared && prepared.failed) {
+      prepared.worker.terminate();
+      prepared.unpacker.terminate();
+      prepared = null;
+    }
+    const worker = prepared ? prepared.worker : new Worker(PythonRuntime._workerURL(), { name: "course-python" });
     const slot = { worker, isReady: false, warnings: [], interrupt: null, label };
     slot.ready = new Promise((res, rej) => { slot.resolve = res; slot.reject = rej; });
     slot.ready.then(() => { slot.isReady = true; }, () => {});
@@ -230,7 +255,7 @@ class PythonRuntime extends EventTarget {
     let channel = null;
     if (jobs.length) {
       channel = new MessageChannel();
-      slot.unpacker = new Worker(PythonRuntime._unpackerURL(), { name: "course-python-unpacker" });
+      slot.unpacker = prepared ? prepared.unpacker : new Worker(PythonRuntime._unpackerURL(), { name: "course-python-unpacker" });
       slot.unpacker.onmessage = ({ data }) => {
         if (data.type === "bytes") this._countBytes(slot, "unpacker", data.n);
       };
@@ -242,6 +267,7 @@ class PythonRuntime extends EventTarget {
       slot.unpacker.postMessage({ type: "init", port: channel.port1, mode: this.isFile ? "file" : "http",
         indexURL: this.baseURL, jobs }, [channel.port1]);
     }
+    else if (prepared) prepared.unpacker.terminate();
     slot.loaded = { worker: 0, unpacker: 0 };
     worker.postMessage({
       type: "init",

@@ -138,6 +138,9 @@ def test_the_build_predicts_chromium_font_requests_for_all_kinds_of_formulas(bro
         page.click("summary")
         page.wait_for_function("[...document.fonts].some((f) => f.family === 'KaTeX_Fraktur' && f.status === 'loaded')")
         assert any("KaTeX_Fraktur-Regular.woff2" in u for u in page.watch.requests[start:])
+        # let this page's requests finish before the next page's window opens (under load a late one of
+        # faces.html was counted as subscript.html's)
+        page.wait_for_load_state("networkidle")
 
         requested, preloaded = font_requests_after(page, base + "subscript.html")
         assert_preloads_are_the_requests(requested, preloaded, "subscript.html")

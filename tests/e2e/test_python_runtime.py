@@ -312,3 +312,30 @@ def test_an_asset_that_is_not_the_indexed_one_is_refused(browser, harness_root, 
             server.server_close()
     assert message != "loaded"
     assert f"{name}: sha256 " in message and f"expected {entry['sha256']}" in message, message
+
+
+def test_without_a_memory_snapshot_python_boots_from_scratch(browser, tmp_path):
+    """A build without Node makes no snapshot: the worker then boots CPython, installs the packs and links
+    NumPy's libraries itself (slower, same results)."""
+    page_dir = tmp_path / SUBPATH
+    prepare_python_runtime(page_dir / "assets" / "python", cache_dir=ROOT / ".cache", project_root=ROOT,
+                           memory_snapshot_enabled=False)
+    (page_dir / "index.html").write_text(HARNESS, "utf-8")
+    server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), functools.partial(_Handler, directory=str(tmp_path)))
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    context = browser.new_context(service_workers="block")
+    try:
+        page = context.new_page()
+        page.set_default_timeout(60_000)
+        page.goto(f"http://127.0.0.1:{server.server_address[1]}/{SUBPATH}/index.html")
+        res = page.evaluate(FIRST_RESULT)
+        marks = [label for label, _ in page.evaluate("CoursePython.getRuntime().timings")]
+        ac = page.evaluate("CoursePython.getRuntime().run('import attention_core\\nattention_core.__name__')")
+    finally:
+        context.close()
+        server.shutdown()
+        server.server_close()
+    assert res["r"]["repr"] == "array([[0, 1, 2],\n       [3, 4, 5]])"
+    assert "pyodide-booted" in marks and "pyodide-restored" not in marks, marks
+    assert ac["repr"] == "'attention_core'"

@@ -16,6 +16,9 @@ the face is the one the CSS font matching algorithm picks among the family's @fo
 fetches that face's file even for a character the font lacks (no unicode-range) or draws as nothing (the
 zero-width space in KaTeX's vertical lists). The MathML copy (`.katex-mathml`) is drawn with the browser's
 math font, never a KaTeX one. tests/e2e/test_layout_shift.py checks the result against Chromium's requests.
+
+Also here: cutting KaTeX's fonts down to the characters the site draws (subset_font, subset_fonts_cached),
+called by builder/math.py when it prepares the site's KaTeX files.
 """
 from __future__ import annotations
 
@@ -23,6 +26,7 @@ import posixpath
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 from typing import Iterable
 from urllib.parse import urlsplit
 
@@ -454,3 +458,96 @@ def resolve_relative(base: str, ref: str) -> str:
         return ref
     path = urlsplit(base).path
     return posixpath.normpath(posixpath.join(posixpath.dirname(path), ref))
+
+
+# ------------------------------------------------------------------------------------------ subsetting
+
+# The fonts: KaTeX's woff2 files hold every glyph KaTeX can draw (Main-Regular alone is 26 KB); a course draws a
+# few dozen characters. Each font the pruned stylesheet names is cut down to the characters the site's formulas
+# contain and AUTOHINTER_REFERENCE (with everything else of the font kept: outlines, metrics, hinting, kerning,
+# OpenType layout, names), so every formula looks exactly as with the full font. Needs fontTools (with brotli
+# for woff2); without it the fonts ship whole.
+
+KATEX_FONTS_DIR = "assets/katex/fonts/"
+FONT_SUBSET_VERSION = "2"  # part of the subset cache key: change it whenever what is subset, or how, changes
+# Kept in each subset: Chromium on Linux draws with FreeType's auto-hinter (or skrifa's copy of it), which sizes
+# a script's blue zones and stem widths from fixed reference letters of that script ("blue strings" and standard
+# characters, FreeType's src/autofit/afblue.dat); a subset without them would draw the very same glyphs a little
+# differently. Latin's are always kept (digits, symbols and Latin letters use them); another script's when the
+# site draws one of its letters.
+AUTOHINTER_REFERENCE = {
+    "latin": ("THEZOCQS" "HEZLOCUS" "fijkdbh" "uvxzoesc" "nrxzoesc" "pqgjy" "oO0", None),
+    "greek": ("ΓΒΕΖΘΟΩ" "ΒΔΖΞΘΟ" "βθδζλξ" "αειοπστω" "βγημρφχψ" "οΟ", re.compile("[\u0370-\u03ff\u1f00-\u1fff]")),
+    "cyrillic": ("БВЕПЗОСЭ" "БВЕШЗОСЭ" "хпншезос" "руф" "оО", re.compile("[\u0400-\u052f]")),
+}
+
+
+def autohinter_reference(characters: set[str]) -> set[str]:
+    """The reference letters of every script `characters` has letters of (Latin always)."""
+    text = "".join(characters)
+    return {c for chars, script in AUTOHINTER_REFERENCE.values() if script is None or script.search(text) for c in chars}
+
+
+def subset_font(woff2: bytes, characters: str) -> bytes:
+    """`woff2` with only the glyphs of `characters` (and what the font's layout tables reach from them);
+    tables, names, hinting and metrics are kept, the timestamp is not touched (same bytes for the same input)."""
+    import io
+
+    from fontTools import subset
+    from fontTools.ttLib import TTFont
+
+    options = subset.Options()
+    options.flavor = "woff2"
+    options.layout_features = ["*"]
+    options.name_IDs = ["*"]
+    options.name_languages = ["*"]
+    options.name_legacy = True
+    options.notdef_glyph = True
+    options.notdef_outline = True
+    options.glyph_names = True
+    options.hinting = True
+    options.legacy_kern = True
+    options.drop_tables = []
+    options.recalc_bounds = False
+    options.recalc_timestamp = False
+    options.prune_unicode_ranges = False
+    font = TTFont(io.BytesIO(woff2), recalcBBoxes=False, recalcTimestamp=False)  # glyph boxes as drawn by KaTeX
+    subsetter = subset.Subsetter(options)
+    subsetter.populate(text=characters)
+    subsetter.subset(font)
+    out = io.BytesIO()
+    font.flavor = "woff2"
+    font.save(out)  # tables in tag order: the same bytes whatever the hash seed
+    return out.getvalue()
+
+
+def subset_fonts_cached(fonts: dict[str, bytes], characters: str, css: str, formulas_html: Iterable[str],
+                         cache_dir: Path | None) -> dict[str, bytes] | None:
+    """The fonts the formulas draw with, each subset to `characters` (the others are never requested: left as
+    they are), cached by (characters, fonts): a page edit seldom adds a character. None without fontTools."""
+    try:
+        import brotli  # noqa: F401  (woff2)
+        import fontTools
+    except ImportError:
+        return None
+    from builder import cache as cachestore
+
+    key = cachestore.digest("katex-font-subset", FONT_SUBSET_VERSION, fontTools.version, characters,
+                            *(name.encode() + b"\0" + data for name, data in sorted(fonts.items())))
+    with cachestore.open_cache(cache_dir) as store:
+        found = store.get(key)
+        if found is None:  # which fonts are drawn is worked out only here: it costs more than the cache look-up
+            drawn = _faces_drawn(css, formulas_html)
+            found = {name: subset_font(data, characters) for name, data in fonts.items()
+                     if drawn is None or name[len(KATEX_FONTS_DIR):] in drawn}
+            store.put(key, found)
+    return found
+
+
+def _faces_drawn(css: str, formulas_html: Iterable[str]) -> set[str] | None:
+    """File names of the fonts the formulas draw with (font_usage), or None if that cannot be told."""
+    try:
+        usage = font_usage(css)
+        return {face.file_name for formula_html in formulas_html for face in usage.formula_faces(formula_html)}
+    except FontRulesError:
+        return None

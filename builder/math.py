@@ -339,33 +339,7 @@ def prune_katex_css(css: str, used_classes: set[str]) -> str:
 KATEX_CSS_PATH = "assets/katex/katex.min.css"
 
 
-# The fonts: KaTeX's woff2 files hold every glyph KaTeX can draw (Main-Regular alone is 26 KB); a course draws a
-# few dozen characters. Each font the pruned stylesheet names is cut down to the characters the site's formulas
-# contain and AUTOHINTER_REFERENCE (with everything else of the font kept: outlines, metrics, hinting, kerning,
-# OpenType layout, names), so every formula looks exactly as with the full font. Needs fontTools (with brotli
-# for woff2); without it the fonts ship whole.
-
-KATEX_FONTS_DIR = "assets/katex/fonts/"
 _formula_facts: dict[str, tuple[frozenset[str], frozenset[str]]] = {}  # formula HTML → (classes, characters)
-FONT_SUBSET_VERSION = "2"  # part of the subset cache key: change it whenever what is subset, or how, changes
-# Kept in each subset: Chromium on Linux draws with FreeType's auto-hinter (or skrifa's copy of it), which sizes
-# a script's blue zones and stem widths from fixed reference letters of that script ("blue strings" and standard
-# characters, FreeType's src/autofit/afblue.dat); a subset without them would draw the very same glyphs a little
-# differently. Latin's are always kept (digits, symbols and Latin letters use them); another script's when the
-# site draws one of its letters.
-AUTOHINTER_REFERENCE = {
-    "latin": ("THEZOCQS" "HEZLOCUS" "fijkdbh" "uvxzoesc" "nrxzoesc" "pqgjy" "oO0", None),
-    "greek": ("ΓΒΕΖΘΟΩ" "ΒΔΖΞΘΟ" "βθδζλξ" "αειοπστω" "βγημρφχψ" "οΟ", re.compile("[\u0370-\u03ff\u1f00-\u1fff]")),
-    "cyrillic": ("БВЕПЗОСЭ" "БВЕШЗОСЭ" "хпншезос" "руф" "оО", re.compile("[\u0400-\u052f]")),
-}
-
-
-def autohinter_reference(characters: set[str]) -> set[str]:
-    """The reference letters of every script `characters` has letters of (Latin always)."""
-    text = "".join(characters)
-    return {c for chars, script in AUTOHINTER_REFERENCE.values() if script is None or script.search(text) for c in chars}
-
-
 _TAG_RE = re.compile(r"<[^>]*>")
 _CSS_CONTENT_RE = re.compile(r"content\s*:\s*\"([^\"]*)\"")
 
@@ -375,73 +349,6 @@ def formula_characters(formula_html: str) -> set[str]:
     from html import unescape
 
     return set(unescape(_TAG_RE.sub("", formula_html)) if "&" in formula_html else _TAG_RE.sub("", formula_html))
-
-
-def subset_font(woff2: bytes, characters: str) -> bytes:
-    """`woff2` with only the glyphs of `characters` (and what the font's layout tables reach from them);
-    tables, names, hinting and metrics are kept, the timestamp is not touched (same bytes for the same input)."""
-    import io
-
-    from fontTools import subset
-    from fontTools.ttLib import TTFont
-
-    options = subset.Options()
-    options.flavor = "woff2"
-    options.layout_features = ["*"]
-    options.name_IDs = ["*"]
-    options.name_languages = ["*"]
-    options.name_legacy = True
-    options.notdef_glyph = True
-    options.notdef_outline = True
-    options.glyph_names = True
-    options.hinting = True
-    options.legacy_kern = True
-    options.drop_tables = []
-    options.recalc_bounds = False
-    options.recalc_timestamp = False
-    options.prune_unicode_ranges = False
-    font = TTFont(io.BytesIO(woff2), recalcBBoxes=False, recalcTimestamp=False)  # glyph boxes as drawn by KaTeX
-    subsetter = subset.Subsetter(options)
-    subsetter.populate(text=characters)
-    subsetter.subset(font)
-    out = io.BytesIO()
-    font.flavor = "woff2"
-    font.save(out)  # tables in tag order: the same bytes whatever the hash seed
-    return out.getvalue()
-
-
-def _subset_fonts_cached(fonts: dict[str, bytes], characters: str, css: str, formulas_html: Iterable[str],
-                         cache_dir: Path | None) -> dict[str, bytes] | None:
-    """The fonts the formulas draw with, each subset to `characters` (the others are never requested: left as
-    they are), cached by (characters, fonts): a page edit seldom adds a character. None without fontTools."""
-    try:
-        import brotli  # noqa: F401  (woff2)
-        import fontTools
-    except ImportError:
-        return None
-    from . import cache as cachestore
-
-    key = cachestore.digest("katex-font-subset", FONT_SUBSET_VERSION, fontTools.version, characters,
-                            *(name.encode() + b"\0" + data for name, data in sorted(fonts.items())))
-    with cachestore.open_cache(cache_dir) as store:
-        found = store.get(key)
-        if found is None:  # which fonts are drawn is worked out only here: it costs more than the cache look-up
-            drawn = _faces_drawn(css, formulas_html)
-            found = {name: subset_font(data, characters) for name, data in fonts.items()
-                     if drawn is None or name[len(KATEX_FONTS_DIR):] in drawn}
-            store.put(key, found)
-    return found
-
-
-def _faces_drawn(css: str, formulas_html: Iterable[str]) -> set[str] | None:
-    """File names of the fonts the formulas draw with (builder/fonts.py), or None if that cannot be told."""
-    try:
-        from .fonts import FontRulesError, font_usage
-
-        usage = font_usage(css)
-        return {face.file_name for formula_html in formulas_html for face in usage.formula_faces(formula_html)}
-    except (ImportError, FontRulesError):
-        return None
 
 
 def site_katex_assets(katex_files: dict[str, bytes], formulas: Iterable[Formula],
@@ -465,6 +372,8 @@ def site_katex_assets(katex_files: dict[str, bytes], formulas: Iterable[Formula]
                                                     frozenset(formula_characters(formula_html)))
         used |= facts[0]
         characters |= facts[1]
+    from .fonts import KATEX_FONTS_DIR, autohinter_reference, subset_fonts_cached  # fonts.py imports this module
+
     out = dict(katex_files)
     if KATEX_CSS_PATH in katex_files:
         css = prune_katex_css(katex_files[KATEX_CSS_PATH].decode("utf-8"), used)
@@ -475,7 +384,7 @@ def site_katex_assets(katex_files: dict[str, bytes], formulas: Iterable[Formula]
     fonts = {name: data for name, data in katex_files.items()
              if name.startswith(KATEX_FONTS_DIR) and name[len(KATEX_FONTS_DIR):] in named}
     characters |= autohinter_reference(characters)
-    subsets = _subset_fonts_cached(fonts, "".join(sorted(characters)), katex_files.get(KATEX_CSS_PATH, b"").decode(),
+    subsets = subset_fonts_cached(fonts, "".join(sorted(characters)), katex_files.get(KATEX_CSS_PATH, b"").decode(),
                                    html.values(), cache_dir)
     out.update(subsets or {})
     return out
@@ -484,11 +393,12 @@ def site_katex_assets(katex_files: dict[str, bytes], formulas: Iterable[Formula]
 def site_katex_assets_cached(katex_files: dict[str, bytes], formulas: Iterable[Formula],
                              cache_dir: Path | None) -> dict[str, bytes]:
     """site_katex_assets(), cached by what it depends on: the set of the site's formulas (most edits change no
-    formula), KaTeX's files and this module's code."""
+    formula), KaTeX's files and the code of this module and of builder/fonts.py (the subsetting)."""
     from . import cache as cachestore
 
     ordered = sorted(set(formulas))
     key = cachestore.digest("site-katex-assets", cachestore.file_digest(Path(__file__)),
+                            cachestore.file_digest(Path(__file__).with_name("fonts.py")),
                             json.dumps(ordered, ensure_ascii=False),
                             *(name.encode() + b"\0" + hashlib.sha256(data).digest()
                               for name, data in sorted(katex_files.items())))

@@ -44,7 +44,7 @@ FONTS = ROOT / "node_modules" / "katex" / "dist" / "fonts"
 
 
 def test_subset_fonts_draw_every_formula_pixel_for_pixel_like_katex_fonts(browser, http_base):
-    """The site's KaTeX fonts are subsets (builder/math.py: subset_font); the same page drawn with KaTeX's own
+    """The site's KaTeX fonts are subsets (builder/fonts.py: subset_font); the same page drawn with KaTeX's own
     font files (served in their place) must give the very same pixels, at desktop and phone widths."""
     shots = []
     for original in (False, True):

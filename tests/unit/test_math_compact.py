@@ -7,6 +7,7 @@ from html.parser import HTMLParser
 
 import pytest
 
+from builder import fonts
 from builder import math as mathstage
 from tests.conftest import ROOT
 from tests.unit.test_math_engines import SYNTHETIC, course_formulas
@@ -159,8 +160,8 @@ def test_subset_font_keeps_the_glyphs_metrics_and_hinting_of_the_characters_aske
     from fontTools.ttLib import TTFont
 
     data = (KATEX_FONTS / "KaTeX_Math-Italic.woff2").read_bytes()
-    out = mathstage.subset_font(data, "QKVdk")
-    assert out == mathstage.subset_font(data, "QKVdk")  # deterministic (no timestamp)
+    out = fonts.subset_font(data, "QKVdk")
+    assert out == fonts.subset_font(data, "QKVdk")  # deterministic (no timestamp)
     assert len(out) < len(data) / 2
     full, sub = TTFont(BytesIO(data)), TTFont(BytesIO(out))
     assert set(sub.getBestCmap()) == {ord(c) for c in "QKVdk"}
@@ -179,8 +180,8 @@ def test_subset_font_keeps_the_glyphs_metrics_and_hinting_of_the_characters_aske
 
 
 def test_autohinter_reference_letters_follow_the_scripts_drawn():
-    assert mathstage.autohinter_reference({"x"}) == set(mathstage.AUTOHINTER_REFERENCE["latin"][0])
-    greek = mathstage.autohinter_reference({"α", "1"})
+    assert fonts.autohinter_reference({"x"}) == set(fonts.AUTOHINTER_REFERENCE["latin"][0])
+    greek = fonts.autohinter_reference({"α", "1"})
     assert set("THEZ0") <= greek and set("ΓΒβθοΟ") <= greek and not greek & set("БВ")
 
 
@@ -202,7 +203,7 @@ def test_site_fonts_cover_every_formula_character_and_the_autohinter_reference(t
     html, _, _ = mathstage.render_all(formulas, mathstage.MathCache(None))
     chars = set().union(*(mathstage.formula_characters(h) for h in html.values()))
     assert not chars & set("ΓΒβγБВ")
-    chars |= mathstage.autohinter_reference(chars)
+    chars |= fonts.autohinter_reference(chars)
     assert set("THEZOCQSpqgjy0") <= chars and not chars & set("ΓΒβγБВ")  # Latin reference only
     subset = set()
     for name, data in files.items():

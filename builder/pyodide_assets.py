@@ -39,6 +39,7 @@ import threading
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 ROOT = Path(__file__).resolve().parent.parent
 MANIFEST_PATH = Path(__file__).resolve().parent / "pyodide_manifest.json"
@@ -333,6 +334,38 @@ const { loadPyodide } = require(pyodideDir + "/pyodide.js");
 """
 
 
+def _node_job(out_dir: Path, scripts: dict[str, str], args: list[str], what: str,
+              finish: Callable[[Path], None] | None = None) -> bool:
+    """Run Pyodide under Node to make a cache entry: `scripts` (name → text) are written to a temporary
+    directory next to `out_dir`, `node <first script> <args…>` runs with `{tmp}` in args standing for that
+    directory and `{out}` for the output folder in it, `finish(out)` post-processes the output, and the folder becomes `out_dir` in one rename
+    (a concurrent build that got there first wins).  False, with a warning saying `what` happens instead,
+    when Node is missing or the run fails."""
+    node = shutil.which("node")
+    if not node:
+        print(f"warning: node not found: {what}", file=sys.stderr)
+        return False
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=out_dir.parent.name + "-", dir=out_dir.parent) as tmp:
+        t = Path(tmp)
+        for name, text in scripts.items():
+            (t / name).write_text(text, "utf-8")
+        out = t / "out"
+        out.mkdir()
+        proc = subprocess.run([node, str(t / next(iter(scripts))), *(a.replace("{out}", str(out)).replace("{tmp}", str(t)) for a in args)],
+                              capture_output=True, text=True)
+        if proc.returncode != 0:
+            print(f"warning: Pyodide under Node failed ({what}):\n{proc.stderr.strip()[-2000:]}", file=sys.stderr)
+            return False
+        if finish:
+            finish(out)
+        try:
+            os.replace(out, out_dir)
+        except OSError:  # another build finished it first
+            pass
+    return True
+
+
 def precompiled(cache_root: Path, pyodide_js_dir: Path, stdlib: tuple[Path, str], numpy: tuple[Path, str],
                 warm_imports: str = WARM_IMPORTS) -> tuple[Path, Path] | None:
     """(stdlib zip, NumPy wheel) with sourceless .pyc instead of .py, cached by the sources' sha256.
@@ -346,29 +379,11 @@ def precompiled(cache_root: Path, pyodide_js_dir: Path, stdlib: tuple[Path, str]
     outs = (out_dir / stdlib[0].name, out_dir / numpy[0].name)
     if all(p.is_file() for p in outs):
         return outs
-    node = shutil.which("node")
-    if not node:
-        print("warning: node not found: shipping Python sources (slower first import in the browser)", file=sys.stderr)
-        return None
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="pyc-", dir=out_dir.parent) as tmp:
-        t = Path(tmp)
-        (t / "compile.cjs").write_text(_COMPILE_JS, "utf-8")
-        (t / "compile.py").write_text(_COMPILE_PY, "utf-8")
-        (t / "out").mkdir()
-        proc = subprocess.run([node, str(t / "compile.cjs"), str(pyodide_js_dir.resolve()), str(t / "compile.py"),
-                               str(stdlib[0]), str(t / "out" / stdlib[0].name), str(numpy[0]),
-                               str(t / "out" / numpy[0].name), SITE_PACKAGES, warm_imports],
-                              capture_output=True, text=True)
-        if proc.returncode != 0:
-            print(f"warning: precompiling Python bytecode failed, shipping sources:\n{proc.stderr.strip()[-2000:]}",
-                  file=sys.stderr)
-            return None
-        try:
-            os.replace(t / "out", out_dir)
-        except OSError:  # another build finished it first
-            pass
-    return outs
+    made = _node_job(out_dir, {"compile.cjs": _COMPILE_JS, "compile.py": _COMPILE_PY},
+                     [str(pyodide_js_dir.resolve()), "{tmp}/compile.py", str(stdlib[0]), f"{{out}}/{stdlib[0].name}",
+                      str(numpy[0]), f"{{out}}/{numpy[0].name}", SITE_PACKAGES, warm_imports],
+                     "shipping Python sources (slower first import in the browser)")
+    return outs if made else None
 
 
 # ------------------------------------------------------------------------------------------ wheel packs
@@ -572,33 +587,19 @@ def memory_snapshot(cache_root: Path, pyodide_js_dir: Path, stdlib: tuple[Path, 
     meta = out_dir / f"{SNAPSHOT_PREFIX}{key}.json"
     if out.is_file() and meta.is_file():
         return out, json.loads(meta.read_text("utf-8"))
-    node = shutil.which("node")
-    if not node:
-        print("warning: node not found: no Python memory snapshot (each boot starts CPython from scratch)",
-              file=sys.stderr)
-        return None
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="snap-", dir=out_dir.parent) as tmp:
-        t = Path(tmp)
-        (t / "snapshot.cjs").write_text(_SNAPSHOT_JS, "utf-8")
-        (t / "out").mkdir()
-        proc = subprocess.run([node, str(t / "snapshot.cjs"), str(pyodide_js_dir.resolve()), str(stdlib[0].resolve()),
-                               str(numpy_pack[0].resolve()), str(t / "out" / out.name), SITE_PACKAGES, warm,
-                               json.dumps(SNAPSHOT_ENV), str(course_runtime), COURSE_DIR],
-                              capture_output=True, text=True)
-        if proc.returncode != 0:
-            print(f"warning: making the Python memory snapshot failed, booting from scratch instead:\n"
-                  f"{proc.stderr.strip()[-2000:]}", file=sys.stderr)
-            return None
-        raw = t / "out" / (out.name + ".raw")
-        (t / "out" / out.name).write_bytes(pack_snapshot(raw.read_bytes()))
+
+    def finish(folder: Path) -> None:  # Pyodide's raw heap → the sparse gzip the browser downloads
+        raw = folder / (out.name + ".raw")
+        (folder / out.name).write_bytes(pack_snapshot(raw.read_bytes()))
         raw.unlink()
-        os.replace(t / "out" / (out.name + ".json"), t / "out" / meta.name)
-        try:
-            os.replace(t / "out", out_dir)
-        except OSError:  # another build finished it first
-            pass
-    return out, json.loads(meta.read_text("utf-8"))
+        os.replace(folder / (out.name + ".json"), folder / meta.name)
+
+    made = _node_job(out_dir, {"snapshot.cjs": _SNAPSHOT_JS},
+                     [str(pyodide_js_dir.resolve()), str(stdlib[0].resolve()), str(numpy_pack[0].resolve()),
+                      f"{{out}}/{out.name}", SITE_PACKAGES, warm, json.dumps(SNAPSHOT_ENV), str(course_runtime),
+                      COURSE_DIR],
+                     "no Python memory snapshot (each boot starts CPython from scratch)", finish)
+    return (out, json.loads(meta.read_text("utf-8"))) if made else None
 
 
 # ------------------------------------------------------------------------------- attention_core wheel

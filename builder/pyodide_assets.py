@@ -472,7 +472,7 @@ SNAPSHOT_EXTRA_IMPORTS = "numpy.random"
 # (zipimport keeps the zip's offsets in the heap).  tests/unit/test_pyodide_assets.py restores a snapshot
 # under Node and compares NumPy results with a fresh interpreter's.
 _SNAPSHOT_JS = r"""
-const [pyodideDir, stdlib, pack, out, sitePackages, warm, envJSON, courseRuntime, courseDir] = process.argv.slice(2);
+const [pyodideDir, stdlib, pack, out, sitePackages, warm, envJSON, courseRuntime, courseDir, packsModule] = process.argv.slice(2);
 const fs = require("fs");
 const zlib = require("zlib");
 const { loadPyodide } = require(pyodideDir + "/pyodide.js");
@@ -486,19 +486,10 @@ function gotDigest(GOT) {
 (async () => {
   const py = await loadPyodide({ indexURL: pyodideDir + "/", stdLibURL: stdlib, env: JSON.parse(envJSON), _makeSnapshot: true });
   const M = py._module;
-  // The pack's files, written from JS like the browser does (a Python unzip would leave garbage in the heap).
-  const raw = zlib.gunzipSync(fs.readFileSync(pack));
-  const headerLen = raw.readUInt32LE(4);
-  const { files } = JSON.parse(raw.subarray(8, 8 + headerLen).toString("utf8"));
-  let off = 8 + headerLen;
-  const libs = [];
-  for (const [name, size] of files) {
-    const path = sitePackages + name;
-    py.FS.mkdirTree(path.slice(0, path.lastIndexOf("/")));
-    py.FS.writeFile(path, new Uint8Array(raw.subarray(off, off + size)));
-    off += size;
-    if (/\.cpython-[^/]*\.so$|\.abi3\.so$/.test(name)) libs.push(path);
-  }
+  // The pack's files, written by the browser's own code (theme/js/python/packs.js; a Python unzip would
+  // also leave garbage in the heap).
+  const { installPack } = await import(require("url").pathToFileURL(packsModule).href);
+  const libs = installPack(py.FS, pack, new Uint8Array(zlib.gunzipSync(fs.readFileSync(pack))));
   // Browsers add a few function-table slots after a restore that Node does not (e.g. Pyodide's JSPI
   // wrappers): the libraries start after a reserved gap, which the browser fills up to the same length.
   if (M.freeTableIndexes.length) throw new Error("the function table has free slots: libraries would not land where recorded");
@@ -594,10 +585,11 @@ def memory_snapshot(cache_root: Path, pyodide_js_dir: Path, stdlib: tuple[Path, 
         raw.unlink()
         os.replace(folder / (out.name + ".json"), folder / meta.name)
 
-    made = _node_job(out_dir, {"snapshot.cjs": _SNAPSHOT_JS},
+    made = _node_job(out_dir, {"snapshot.cjs": _SNAPSHOT_JS,
+                               "packs.mjs": (THEME_PY_DIR / "packs.js").read_text("utf-8")},
                      [str(pyodide_js_dir.resolve()), str(stdlib[0].resolve()), str(numpy_pack[0].resolve()),
                       f"{{out}}/{out.name}", SITE_PACKAGES, warm, json.dumps(SNAPSHOT_ENV), str(course_runtime),
-                      COURSE_DIR],
+                      COURSE_DIR, "{tmp}/packs.mjs"],
                      "no Python memory snapshot (each boot starts CPython from scratch)", finish)
     return (out, json.loads(meta.read_text("utf-8"))) if made else None
 

@@ -328,7 +328,7 @@ def test_memory_snapshot_matches_the_shipped_pyodide(tmp_path: Path, cache_dir: 
 
 
 # Boots Pyodide under Node either from the shipped snapshot (relinking NumPy with the worker's own
-# theme/js/python/snapshot_libs.js) or from scratch, installs the packs like the worker, runs STRESS_PY.
+# theme/js/python/snapshot_libs.js) or from scratch, installs the packs with the worker's packs.js, runs STRESS_PY.
 _RESTORE_MJS = r"""
 import fs from "fs";
 import zlib from "zlib";
@@ -336,6 +336,7 @@ import { createRequire } from "module";
 const require = createRequire(import.meta.url);
 const [mode, npmDir, dest, heapPath, relinkPath, stressPath, dynlibsJSON] = process.argv.slice(2);
 const { relinkSnapshotLibraries } = await import(relinkPath);
+const { installPack } = await import(relinkPath.replace(/snapshot_libs\.js$/, "packs.js"));
 const { loadPyodide } = require(npmDir + "/pyodide.js");
 const index = JSON.parse(fs.readFileSync(dest + "/runtime-index.js", "utf8").replace(/^self\.__pyRuntimeIndex=/, "").replace(/;\s*$/, ""));
 const snapshot = mode === "fresh" ? null : new Uint8Array(fs.readFileSync(heapPath));
@@ -343,17 +344,7 @@ const py = await loadPyodide({ indexURL: npmDir + "/", stdLibURL: dest + "/pytho
   ...(snapshot ? { _loadSnapshot: snapshot } : {}) });
 const preloaded = py.runPython("import sys\n[m for m in ('numpy', 'numpy.random', 'course_runtime') if m in sys.modules]").toJs();
 for (const pack of index.packs) {
-  const raw = zlib.gunzipSync(fs.readFileSync(dest + "/" + pack.name));
-  const headerLen = raw.readUInt32LE(4);
-  let off = 8 + headerLen;
-  const libs = [];
-  for (const [name, size] of JSON.parse(raw.subarray(8, 8 + headerLen).toString("utf8")).files) {
-    const path = "/lib/python3.12/site-packages/" + name;
-    py.FS.mkdirTree(path.slice(0, path.lastIndexOf("/")));
-    py.FS.writeFile(path, new Uint8Array(raw.subarray(off, off + size)));
-    off += size;
-    if (name.endsWith(".so")) libs.push(path);
-  }
+  const libs = installPack(py.FS, pack.name, new Uint8Array(zlib.gunzipSync(fs.readFileSync(dest + "/" + pack.name))));
   if (!snapshot && libs.length) await py._api.loadDynlibsFromPackage({ file_name: pack.wheel }, libs);
 }
 if (snapshot) await relinkSnapshotLibraries(py._module, JSON.parse(dynlibsJSON), snapshot);
@@ -393,7 +384,7 @@ def _boot_under_node(mode: str, dest: Path, tmp_path: Path, dynlibs: dict) -> di
     script, relink, stress = tmp_path / "restore.mjs", tmp_path / "snapshot_libs.js", tmp_path / "stress.py"
     script.write_text(_RESTORE_MJS, "utf-8")
     (tmp_path / "package.json").write_text('{"type": "module"}', "utf-8")  # the theme's .js files are ES modules
-    for name in ("snapshot_libs.js", "sha256.js"):
+    for name in ("snapshot_libs.js", "sha256.js", "packs.js"):
         shutil.copyfile(ROOT / "theme" / "js" / "python" / name, tmp_path / name)
     stress.write_text(STRESS_PY, "utf-8")
     proc = subprocess.run(["node", str(script), mode, str(NPM_DIR), str(dest), str(tmp_path / "heap.bin"), str(relink),

@@ -15,6 +15,7 @@
 import COURSE_RUNTIME_PY from "./course_runtime.py";
 import { relinkSnapshotLibraries } from "./snapshot_libs.js";
 import { checkSha256 } from "./sha256.js";
+import { SITE_PACKAGES, installPack } from "./packs.js";
 
 let indexURL = "";
 let mode = "http";
@@ -188,32 +189,6 @@ function listenToUnpacker(port) {
   };
 }
 
-const SITE_PACKAGES = "/lib/python3.12/site-packages";
-const SHARED_LIB = /\.cpython-[^/]*\.so$|\.abi3\.so$/;
-
-/** Write a wheel pack (builder/pyodide_assets.py, wheel_pack: one gzip stream of a JSON header and the
- *  files back to back) into site-packages; returns the paths of its Python extension modules (.so). */
-async function installPack(py, packName, rawPromise) {
-  const raw = await rawPromise;
-  const dv = new DataView(raw.buffer, raw.byteOffset, raw.byteLength);
-  if (raw.length < 8 || String.fromCharCode(...raw.subarray(0, 4)) !== "CPK1") throw new Error(`${packName}: not a wheel pack`);
-  const headerLen = dv.getUint32(4, true);
-  const { files } = JSON.parse(new TextDecoder().decode(raw.subarray(8, 8 + headerLen)));
-  let off = 8 + headerLen;
-  const made = new Set();
-  const sharedLibs = [];
-  for (const [name, size] of files) {
-    if (name.startsWith("/") || name.split("/").includes("..")) throw new Error(`${packName}: bad path ${name}`);
-    const path = `${SITE_PACKAGES}/${name}`;
-    const dir = path.slice(0, path.lastIndexOf("/"));
-    if (!made.has(dir)) { py.FS.mkdirTree(dir); made.add(dir); }
-    py.FS.writeFile(path, raw.subarray(off, off + size), { canOwn: true }); // MEMFS keeps the view: no copy
-    off += size;
-    if (SHARED_LIB.test(name)) sharedLibs.push(path);
-  }
-  if (off !== raw.length) throw new Error(`${packName}: ${raw.length - off} stray bytes`);
-  return sharedLibs;
-}
 
 function progress(phase) {
   post({ type: "progress", phase });
@@ -281,7 +256,7 @@ async function init(msg) {
   // does it (async compile of all 19 before `import numpy` needs them).
   const dynlibs = snapshot && msg.snapshot.dynlibs;
   for (const pack of packs) {
-    const sharedLibs = await installPack(pyodide, pack.name, pack.raw);
+    const sharedLibs = installPack(pyodide.FS, pack.name, await pack.raw);
     if (sharedLibs.length && !dynlibs) await pyodide._api.loadDynlibsFromPackage({ file_name: pack.wheel }, sharedLibs);
   }
   if (dynlibs) await relinkSnapshotLibraries(pyodide._module, dynlibs, snapshot);

@@ -384,7 +384,7 @@ def _boot_under_node(mode: str, dest: Path, tmp_path: Path, dynlibs: dict) -> di
     script, relink, stress = tmp_path / "restore.mjs", tmp_path / "snapshot_libs.js", tmp_path / "stress.py"
     script.write_text(_RESTORE_MJS, "utf-8")
     (tmp_path / "package.json").write_text('{"type": "module"}', "utf-8")  # the theme's .js files are ES modules
-    for name in ("snapshot_libs.js", "sha256.js", "packs.js"):
+    for name in ("snapshot_libs.js", "verify.js", "packs.js"):
         shutil.copyfile(ROOT / "theme" / "js" / "python" / name, tmp_path / name)
     stress.write_text(STRESS_PY, "utf-8")
     proc = subprocess.run(["node", str(script), mode, str(NPM_DIR), str(dest), str(tmp_path / "heap.bin"), str(relink),

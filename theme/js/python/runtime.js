@@ -251,7 +251,10 @@ class PythonRuntime extends EventTarget {
     const jobs = [
       ...(index.snapshot ? [{ name: index.snapshot.name, kind: "snapshot" }] : []),
       ...(index.packs || []).map((p) => ({ name: p.name, kind: "pack" })),
-    ].map((j) => ({ ...j, sha256: index.assets.find((a) => a.name === j.name).sha256 }));
+    ].map((j) => {
+      const asset = index.assets.find((a) => a.name === j.name);
+      return { ...j, sha256: asset.sha256, size: asset.size };
+    });
     let channel = null;
     if (jobs.length) {
       channel = new MessageChannel();

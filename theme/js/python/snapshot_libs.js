@@ -5,7 +5,7 @@
 // `M` is Pyodide's Emscripten module (pyodide._module), `dynlibs` the runtime index's record
 // {libs: [[path, handle]], tableBefore, tableAfter, got, byHandle}, `snapshot` the restored image.
 
-import { sha256Hex } from "./sha256.js";
+import { sha256Hex } from "./verify.js";
 
 /** The snapshot was made with NumPy imported (builder/pyodide_assets.py, memory_snapshot): instantiate its
  *  extension modules again at the memory and table addresses they had, recorded in the heap at `handle`,

@@ -8,13 +8,13 @@
 // pyodide.asm.js — a worker it started would not even begin loading until that is over.
 //
 // Messages from the page:
-//   {type: "init", port, mode, indexURL, jobs: [{name, kind: "snapshot" | "pack", sha256}]}
+//   {type: "init", port, mode, indexURL, jobs: [{name, kind: "snapshot" | "pack", sha256, size}]}
 //     http: the unpacker fetches each job itself, inflating while it downloads;
 //     file: the page posts {type: "asset", name, buffer} (decoded from the wrapper scripts).
 // To the page: {type: "bytes", n} (download progress, http).
 // To the port:  {name, buffer} (inflated; the snapshot expanded to the full heap) or {name, error}.
 
-import { checkSha256 } from "./sha256.js";
+import { checkSha256, readBody } from "./verify.js";
 
 let port = null;
 const waiting = new Map(); // file mode: name -> resolve(bytes)
@@ -29,25 +29,13 @@ async function gunzip(bytes) {
 
 /** A fetched gzip asset, inflated while it downloads; the inflated bytes are returned only if the gzip
  *  bytes have the expected sha256. */
-async function fetchInflated(response, name, sha256) {
+async function fetchInflated(response, name, sha256, size) {
   const resp = await response;
   if (!resp.ok) throw new Error(`无法加载 ${name}: HTTP ${resp.status}`);
   const [forHash, forInflate] = resp.body.tee();
   const inflated = new Response(forInflate.pipeThrough(new DecompressionStream("gzip"))).arrayBuffer();
   inflated.catch(() => {}); // a corrupt stream is reported below, after the hash (which names the cause)
-  const reader = forHash.getReader();
-  const chunks = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    chunks.push(value);
-    size += value.length;
-    self.postMessage({ type: "bytes", n: value.length });
-  }
-  const bytes = new Uint8Array(size);
-  let off = 0;
-  for (const c of chunks) { bytes.set(c, off); off += c.length; }
+  const bytes = await readBody(forHash, size, (n) => self.postMessage({ type: "bytes", n }));
   await checkSha256(name, bytes, sha256);
   return new Uint8Array(await inflated);
 }
@@ -84,7 +72,7 @@ function postedBytes(name) {
 async function unpack(msg, job, response) {
   let raw;
   if (msg.mode === "http") {
-    raw = await fetchInflated(response, job.name, job.sha256);
+    raw = await fetchInflated(response, job.name, job.sha256, job.size);
   } else {
     const bytes = await postedBytes(job.name);
     await checkSha256(job.name, bytes, job.sha256);

@@ -14,7 +14,7 @@
 // anything else: nothing else is reachable from Python/JS in this worker.
 import COURSE_RUNTIME_PY from "./course_runtime.py";
 import { relinkSnapshotLibraries } from "./snapshot_libs.js";
-import { checkSha256 } from "./sha256.js";
+import { checkSha256, readBody } from "./verify.js";
 import { SITE_PACKAGES, installPack } from "./packs.js";
 
 let indexURL = "";
@@ -65,23 +65,7 @@ function countBytes(n, force) {
 const REAL_RESPONSE = "pyodide.asm.wasm";
 
 async function readVerified(name, body) {
-  const expected = index.get(name).size;
-  let bytes = new Uint8Array(expected);
-  let size = 0;
-  const reader = body.getReader();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    if (size + value.length > bytes.length) { // bigger than indexed: keep reading, the hash will say why
-      const grown = new Uint8Array(Math.max(bytes.length * 2, size + value.length));
-      grown.set(bytes.subarray(0, size));
-      bytes = grown;
-    }
-    bytes.set(value, size);
-    size += value.length;
-    countBytes(value.length);
-  }
-  bytes = size === bytes.length ? bytes : bytes.slice(0, size);
+  const bytes = await readBody(body, index.get(name).size, countBytes);
   await checkAsset(name, bytes);
   return bytes;
 }

@@ -22,6 +22,7 @@ let mode = "http";
 let pyodide = null;
 let runner = null;
 let interruptBuffer = null;
+let unpackerPort = null;
 const index = new Map();   // name -> {size, sha256}
 const pending = new Map(); // name -> Promise<Response | Uint8Array> (verified), consumed once
 const waiting = new Map(); // file mode: name -> resolve(bytes) for assets not posted yet
@@ -57,13 +58,27 @@ function countBytes(n, force) {
   }
 }
 
+// ------------------------------------------------------------------------------------- the main wasm
+// pyodide.asm.wasm is compiled from the moment its bytes arrive, on V8's background threads (or taken from
+// V8's code cache for its URL, http), while this thread reads the other assets and evaluates
+// pyodide.asm.js — instead of only when Pyodide asks for it, after that evaluation.  Compiling runs none of
+// its code: the module is instantiated (our WebAssembly.instantiateStreaming, installNetworkGuards) only
+// after its bytes matched the sha256 of the runtime index.  What Pyodide's fetch gets is an empty stand-in
+// Response that maps to the verified, compiled module.
+const MAIN_WASM = "pyodide.asm.wasm";
+const compiledWasm = new WeakMap(); // stand-in Response -> Promise<WebAssembly.Module>
+
+function wasmStandIn(module) {
+  const standIn = new Response(null, { status: 200, headers: { "Content-Type": MIME.wasm } });
+  compiledWasm.set(standIn, module);
+  return standIn;
+}
+
 // ----------------------------------------------------------------------------------------- http mode
 // Nothing is handed out before its bytes are verified.  The body is read once, counting progress, into one
 // buffer of the indexed size (this thread is the bottleneck of a boot: no chunk lists, no second copy, less
-// garbage to collect).  Only pyodide.asm.wasm is handed out as the real Response (real URL, cache metadata:
-// V8 keeps its compiled code for the next visit); its clone is what gets read and hashed.
-const REAL_RESPONSE = "pyodide.asm.wasm";
-
+// garbage to collect).  The wasm's real Response goes to compileStreaming (real URL, cache metadata: V8
+// keeps its compiled code for the next visit); its clone is what gets read and hashed.
 async function readVerified(name, body) {
   const bytes = await readBody(body, index.get(name).size, countBytes);
   await checkAsset(name, bytes);
@@ -73,9 +88,12 @@ async function readVerified(name, body) {
 async function fetchVerified(name) {
   const resp = await nativeFetch(indexURL + name);
   if (!resp.ok) throw new Error(`无法加载 ${name}: HTTP ${resp.status}`);
-  if (name !== REAL_RESPONSE) return readVerified(name, resp.body);
-  await readVerified(name, resp.clone().body);
-  return resp;
+  if (name !== MAIN_WASM) return readVerified(name, resp.body);
+  const body = resp.clone().body;
+  const module = WebAssembly.compileStreaming(resp);
+  module.catch(() => {}); // a failed compile is reported when instantiated, after the hash had its say
+  await readVerified(name, body);
+  return wasmStandIn(module);
 }
 
 // ----------------------------------------------------------------------------------------- file mode
@@ -85,8 +103,14 @@ function arrived(name) {
 
 async function verifiedBytes(name, bytesPromise) {
   const bytes = await bytesPromise;
+  if (name !== MAIN_WASM) {
+    await checkAsset(name, bytes);
+    return bytes;
+  }
+  const module = WebAssembly.compile(bytes);
+  module.catch(() => {}); // reported when instantiated
   await checkAsset(name, bytes);
-  return bytes;
+  return wasmStandIn(module);
 }
 
 function onAsset(msg) {
@@ -127,8 +151,18 @@ async function prepareScript(name) {
   scripts.set(name, URL.createObjectURL(new Blob([bytes.subarray(0, end)], { type: "text/javascript" })));
 }
 
+const nativeInstantiateStreaming = WebAssembly.instantiateStreaming;
+
 function installNetworkGuards() {
   self.fetch = guardedFetch;
+  WebAssembly.instantiateStreaming = async (source, imports) => {
+    const resp = await source;
+    const module = compiledWasm.get(resp);
+    if (!module) return nativeInstantiateStreaming(resp, imports);
+    compiledWasm.delete(resp);
+    const compiled = await module;
+    return { module: compiled, instance: await WebAssembly.instantiate(compiled, imports) };
+  };
   self.importScripts = (...urls) => {
     for (const url of urls) {
       const name = assetName(url);
@@ -189,6 +223,7 @@ async function init(msg) {
   if (forUnpacker.size) {
     if (!msg.unpackerPort) throw new Error("CoursePython worker: no unpacker for the snapshot and the packs");
     listenToUnpacker(msg.unpackerPort);
+    unpackerPort = msg.unpackerPort;
   }
   for (const a of msg.assets) {
     if (forUnpacker.has(a.name)) continue;
@@ -211,6 +246,7 @@ async function init(msg) {
     }) : null;
   if (snapshotFilled) snapshotFilled.catch(() => {});
   const packs = msg.packs.map((pack) => ({ ...pack, raw: unpackedBytes(pack.name) }));
+  const wasmChecked = pending.get(MAIN_WASM); // Pyodide takes it (once) while booting
   await Promise.all([prepareScript("pyodide.js"), prepareScript("pyodide.asm.js")]);
   mark("scripts-ready");
   progress("boot");
@@ -225,10 +261,12 @@ async function init(msg) {
     env: { ...(msg.env || { HOME: "/home/pyodide" }) },
     ...(snapshot ? { _loadSnapshot: snapshot, fsInit: () => snapshotFilled } : {}),
   });
-  // Pyodide does not stop when the fsInit hook fails (it would go on to restore an empty heap and report
-  // "invalid magic number"): a snapshot that failed to arrive (e.g. its sha256) is the error to report.
+  // Pyodide does not stop on some failures: when the fsInit hook fails it goes on to restore an empty heap
+  // (and reports "invalid magic number"); when the wasm cannot be had it only logs "wasm instantiation
+  // failed!" and waits forever.  A snapshot or wasm that failed to arrive (e.g. its sha256) is the error.
   booting.catch(() => {});
-  pyodide = await (snapshotFilled ? Promise.race([booting, snapshotFilled.then(() => booting)]) : booting);
+  const failed = (p) => p.then(() => new Promise(() => {})); // rejects when p does, else never settles
+  pyodide = await Promise.race([booting, ...[snapshotFilled, wasmChecked].filter(Boolean).map(failed)]);
   mark(snapshot ? "pyodide-restored" : "pyodide-booted");
   // Every visitor restores the same heap: give `random` (if a stdlib module imported it) fresh OS entropy.
   if (snapshot) pyodide.runPython("import sys\nif 'random' in sys.modules: sys.modules['random'].seed()");
@@ -268,6 +306,7 @@ del finder`);
   pending.clear();
   mark("imported");
   post({ type: "ready", warnings: [] });
+  if (unpackerPort) unpackerPort.postMessage({ type: "store" }); // it may now keep its bytes for the next visit
 }
 
 let laterImports = [];

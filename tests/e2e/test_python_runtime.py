@@ -180,20 +180,20 @@ def test_attention_core_importable(session):
 
 
 def test_huge_output_is_truncated_and_page_stays_responsive(session):
-    session.js("""() => { const rt = CoursePython.getRuntime(); window.big = { lines: 0, msgs: 0 };
+    # A heartbeat on the page's main thread: the longest gap between its ticks while the worker prints is
+    # the longest the page froze (measured in the page: a round trip through the test driver would also
+    # count the driver's own scheduling on a busy machine).
+    session.js("""() => { const rt = CoursePython.getRuntime(); window.big = { lines: 0, msgs: 0, gaps: [] };
+      let last = performance.now();
+      const beat = setInterval(() => { const now = performance.now(); big.gaps.push(now - last); last = now; }, 20);
       window.bigDone = rt.run("for i in range(10**6): print(i)",
         { onStdout: (t) => { big.msgs++; big.lines += t.split("\\n").length - 1; } })
-        .then((r) => { big.result = r; }); }""")
-    # the main thread answers at once while the worker prints
-    worst = 0.0
-    for _ in range(5):
-        t = time.perf_counter()
-        assert session.js("1+1") == 2
-        worst = max(worst, time.perf_counter() - t)
-        time.sleep(0.1)
-    assert worst < 0.5, f"main thread blocked for {worst:.2f}s"
+        .then((r) => { big.result = r; clearInterval(beat); }); }""")
+    assert session.js("1+1") == 2  # the page answers while the worker prints
     session.page.wait_for_function("window.big.result !== undefined", timeout=120_000)
     big = session.js("window.big")
+    assert len(big["gaps"]) >= 5, big["gaps"]  # the print took a while: the heartbeat saw it
+    assert max(big["gaps"]) < 500, f"main thread blocked for {max(big['gaps']):.0f} ms"
     assert big["result"]["truncated"] is True and big["result"]["ok"] is True
     assert big["lines"] == 2000 and big["msgs"] < 100
     t = time.perf_counter()
@@ -278,11 +278,12 @@ def _flip_base64(wrapper: Path) -> None:
 
 
 @pytest.mark.parametrize("transport", ["http", "file"])
-@pytest.mark.parametrize("victim", ["snapshot", "pyodide.asm.js"])
+@pytest.mark.parametrize("victim", ["snapshot", "pyodide.asm.js", "pyodide.asm.wasm"])
 def test_an_asset_that_is_not_the_indexed_one_is_refused(browser, harness_root, tmp_path, transport, victim):
     """Every asset is checked against the sha256 in the runtime index before it is used — by the Python
     worker (scripts, wasm, stdlib) or by the unpacker (snapshot, packs) — and a mismatch fails the load
-    with the file's name, instead of running other bytes."""
+    with the file's name, instead of running other bytes.  (The wasm is compiled while it is checked;
+    it is instantiated only once the hash matched.)"""
     root = tmp_path / "site"
     shutil.copytree(harness_root, root)
     py_dir = root / SUBPATH / "assets" / "python"
@@ -339,3 +340,64 @@ def test_without_a_memory_snapshot_python_boots_from_scratch(browser, tmp_path):
     assert res["r"]["repr"] == "array([[0, 1, 2],\n       [3, 4, 5]])"
     assert "pyodide-booted" in marks and "pyodide-restored" not in marks, marks
     assert ac["repr"] == "'attention_core'"
+
+
+def _runtime_index(py_dir: Path) -> dict:
+    return json.loads((py_dir / "runtime-index.js").read_text("utf-8")[len("self.__pyRuntimeIndex="):].rstrip().rstrip(";"))
+
+
+CACHED_KEYS = """async () => {
+  const cache = await caches.open("course-python-inflated");
+  return (await cache.keys()).map((r) => r.url);
+}"""
+
+
+def test_a_returning_reader_boots_from_the_inflated_bytes_in_cache_storage(browser, harness_root, http_server):
+    """Over http the unpacker keeps the inflated snapshot and packs in Cache Storage (keyed by the sha256
+    they matched), once Python is up; the next page boots from there without fetching or inflating them.
+    Older builds' entries for the same site are dropped, other sites' entries on the origin are not."""
+    base = http_server + SUBPATH + "/"
+    index = _runtime_index(harness_root / SUBPATH / "assets" / "python")
+    unpacked = [index["snapshot"]["name"]] + [p["name"] for p in index["packs"]]
+    sha = {a["name"]: a["sha256"] for a in index["assets"]}
+    py_url = base + "assets/python/"
+    expected = sorted(f"{py_url}{name}?inflated={sha[name]}" for name in unpacked)
+    stale = f"{py_url}{unpacked[0]}?inflated={'0' * 64}"
+    other_site = http_server + "another-course/assets/python/x.snap?inflated=" + "1" * 64
+    context = browser.new_context(service_workers="block")
+    requests: list[str] = []
+    context.on("request", lambda r: requests.append(r.url))
+    try:
+        page = context.new_page()
+        page.set_default_timeout(60_000)
+        page.goto(base + "index.html")
+        page.evaluate("""async (keys) => { const cache = await caches.open("course-python-inflated");
+          for (const k of keys) await cache.put(k, new Response("stale")); }""", [stale, other_site])
+        first = page.evaluate(FIRST_RESULT)
+        deadline = time.monotonic() + 30  # stored once Python is up, in the background
+        while True:
+            keys = page.evaluate(CACHED_KEYS)
+            if all(k in keys for k in expected) and stale not in keys or time.monotonic() > deadline:
+                break
+            page.wait_for_timeout(200)
+        sizes = page.evaluate("""async (keys) => { const cache = await caches.open("course-python-inflated");
+          return Promise.all(keys.map(async (k) => (await (await cache.match(k)).arrayBuffer()).byteLength)); }""",
+                              expected)
+        page.close()
+        first_visit = list(requests)
+        requests.clear()
+        page = context.new_page()
+        page.set_default_timeout(60_000)
+        page.goto(base + "index.html")
+        second = page.evaluate(FIRST_RESULT)
+        attention = page.evaluate("CoursePython.getRuntime().run('import attention_core\\nattention_core.__name__')")
+    finally:
+        context.close()
+    assert first["r"]["ok"] and second["r"]["repr"] == first["r"]["repr"] == "array([[0, 1, 2],\n       [3, 4, 5]])"
+    assert attention["repr"] == "'attention_core'"
+    assert sorted(k for k in keys if k.startswith(py_url)) == expected and other_site in keys
+    assert all(size > 10_000 for size in sizes), sizes  # inflated bytes, not the placeholder
+    for name in unpacked:
+        assert any(u.startswith(py_url + name) for u in first_visit), name
+        assert not any(u.startswith(py_url + name) for u in requests), (name, requests)
+    assert any(u.endswith("pyodide.asm.wasm") for u in requests)  # the rest still comes from http

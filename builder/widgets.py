@@ -128,7 +128,8 @@ def round_significant(value: Any, digits: int = SIGNIFICANT_DIGITS) -> Any:
     if isinstance(value, float):
         if not math.isfinite(value):
             return None
-        return float(f"{value:.{digits}g}") if abs(value) < 1 else round(value, digits)
+        rounded = float(f"{value:.{digits}g}") if abs(value) < 1 else round(value, digits)
+        return int(rounded) if rounded.is_integer() else rounded  # 0 and 1, not 0.0 and 1.0: same number in JS
     if isinstance(value, dict):
         return {k: round_significant(v, digits) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
@@ -173,7 +174,10 @@ def _needs_single_head(ex: Example) -> str | None:
 # --------------------------------------------------------------------------- fallback HTML
 
 
-def css_number(x: float, decimals: int = 4) -> str:
+SHADE_DECIMALS = 2  # --w of a heat cell: 1% steps of the colour ramp (theme/js/widgets/common.js writes the same)
+
+
+def css_number(x: float, decimals: int = SHADE_DECIMALS) -> str:
     """`x` to `decimals` decimals written as briefly as CSS allows: 0.1200 → .12, 1.0000 → 1, 0.0000 → 0."""
     text = f"{x:.{decimals}f}".rstrip("0").rstrip(".")
     text = "0" if text in ("", "-0") else text
@@ -181,9 +185,10 @@ def css_number(x: float, decimals: int = 4) -> str:
 
 
 def _weight_cell(w: float, masked: bool = False) -> str:
-    """A cell of a static heat table (`.heat-static`: its <td>s are heat cells without saying so each time)."""
+    """A cell of a static heat table (`.heat-static`: its <td>s are heat cells without saying so each time, and
+    a masked one is the cell without a weight — theme/css/widgets.css; long causal tables are half masked)."""
     if masked:
-        return '<td class="is-masked">—</td>'
+        return "<td>—</td>"
     high = ' class="is-high"' if w >= HIGH_WEIGHT else ""
     return f'<td{high} style="--w:{css_number(w)}">{percent(w)}</td>'
 

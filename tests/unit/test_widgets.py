@@ -163,6 +163,7 @@ def test_embedded_json_is_rounded_and_cannot_close_the_script() -> None:
     back = json.loads(text)
     assert back == {"t": "</script><!-- 他", "x": 0.123457, "big": 12345.678901}
     assert round_significant([1e-12, -2.5e-7, float("inf")]) == [1e-12, -2.5e-7, None]
+    assert embed_json({"w": [1.0, 0.0, -0.0, 0.5, 2.0000001]}) == '{"w":[1,0,0,0.5,2]}'  # whole numbers as ints
 
 
 def test_fallback_shows_the_numbers_as_escaped_text_without_javascript() -> None:
@@ -179,7 +180,8 @@ def test_fallback_shows_the_numbers_as_escaped_text_without_javascript() -> None
 
 def test_static_heat_table_cells_carry_the_percent_and_the_exact_shade() -> None:
     """Fallback heat cells are bare <td>s of a .heat-static table (theme/css/widgets.css styles them as heat
-    cells): the text is the whole percent, --w the weight to 4 decimals written briefly, is-high from HIGH."""
+    cells): the text is the whole percent, --w the weight to 2 decimals written briefly, is-high from HIGH, and a
+    masked cell is a bare "—" (no weight)."""
     from builder.widgets import HIGH_WEIGHT, css_number
 
     out, problems = render_snippet("```{widget} heatmap\nexamples: [cat-fast]\nmask: causal\n```\n")
@@ -194,10 +196,10 @@ def test_static_heat_table_cells_carry_the_percent_and_the_exact_shade() -> None
         assert len(cells) == len(weights) + 1  # and the row's sum
         for j, (cls, _, shade, text) in enumerate(cells[:-1]):
             if j > i:
-                assert (cls, shade, text) == (' class="is-masked"', "", "—")
+                assert (cls, shade, text) == ("", "", "—")
                 continue
             w = weights[i][j]
-            assert float(shade) == round(w, 4) and shade == css_number(w) and not shade.startswith("0.")
+            assert float(shade) == round(w, 2) and shade == css_number(w) and not shade.startswith("0.")
             assert int(text) == math.floor(w * 100 + 0.5)
             assert (cls == ' class="is-high"') == (w >= HIGH_WEIGHT)
         assert cells[-1][0] == ' class="heat-sum"' and cells[-1][3] == "100%"
@@ -206,9 +208,9 @@ def test_static_heat_table_cells_carry_the_percent_and_the_exact_shade() -> None
 def test_css_number_is_the_same_number_written_briefly() -> None:
     from builder.widgets import css_number
 
-    assert [css_number(x) for x in (0.12, 1.0, 0.0, 0.00004, 0.99996, 0.1296, -0.5, -0.00001)] == \
-        [".12", "1", "0", "0", "1", ".1296", "-.5", "0"]
-    assert css_number(12.3456, 2) == "12.35" and css_number(50.0, 2) == "50"
+    assert [css_number(x) for x in (0.12, 1.0, 0.0, 0.004, 0.996, 0.1296, -0.5, -0.001)] == \
+        [".12", "1", "0", "0", "1", ".13", "-.5", "0"]
+    assert css_number(12.3456, 3) == "12.346" and css_number(50.0, 3) == "50" and css_number(0.1296, 4) == ".1296"
 
 
 def test_page_env_gets_the_feature_and_the_widget_ids() -> None:

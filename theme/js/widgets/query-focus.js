@@ -26,7 +26,7 @@ export function mount(root, data) {
   function show(q, announce) {
     const row = weights[q];
     sentence.buttons.forEach((b, j) => {
-      b.style.setProperty("--w", row[j].toFixed(4));
+      b.style.setProperty("--w", row[j].toFixed(2));
       b.setAttribute("aria-label", `${tokens[j]}（${pctText(row[j])}）`);
       b.classList.toggle("is-query", j === q);
     });

@@ -7,7 +7,7 @@ import { EditorView, Decoration, keymap, lineNumbers, highlightActiveLine, highl
 import { EditorState, Prec, StateEffect, StateField } from "@codemirror/state";
 import { defaultKeymap, history, historyKeymap, indentWithTab } from "@codemirror/commands";
 import { python, pythonLanguage } from "@codemirror/lang-python";
-import { bracketMatching, indentOnInput, indentUnit, syntaxHighlighting, HighlightStyle } from "@codemirror/language";
+import { bracketMatching, forceParsing, indentOnInput, indentUnit, syntaxHighlighting, HighlightStyle } from "@codemirror/language";
 import { autocompletion, completionKeymap, closeBrackets, closeBracketsKeymap } from "@codemirror/autocomplete";
 import { tags as t } from "@lezer/highlight";
 
@@ -108,6 +108,10 @@ export function createEditor({ pre, code, readOnly, label, handlers, completionS
   ];
   if (readOnly) extensions.push(EditorState.readOnly.of(true));
   const view = new EditorView({ doc: code, extensions });
+  // The whole cell highlighted before it is shown: CodeMirror parses within a small time budget and, on a
+  // slow or busy machine, highlighted the rest a moment later, re-rendering lines the reader already saw
+  // (a layout shift; cells are short, so this is a few ms at most).
+  forceParsing(view, view.state.doc.length, 1000);
   pre.replaceWith(view.dom);
   return view;
 }

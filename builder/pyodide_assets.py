@@ -829,8 +829,7 @@ def prepare_python_runtime(dest: Path, *, cache_dir: Path, pyodide_dir: Path | N
                 head = f.read(8)
             snapshot_entry = {"name": snap.name, "size": int.from_bytes(head[4:8], "little"), "dynlibs": dynlibs}
             snapshot_name = snap.name
-            # before the wheels: file:// posts assets in index order and boot needs the snapshot first
-            plan.insert(plan.index(np_now), (snapshot_name, snap, None, stamps.sha256(snap)))
+            plan.append((snapshot_name, snap, None, stamps.sha256(snap)))
             info.snapshot = snapshot_name
 
     extra_lock: dict[str, dict] = {"numpy": np_lock}
@@ -858,6 +857,11 @@ def prepare_python_runtime(dest: Path, *, cache_dir: Path, pyodide_dir: Path | N
             packs.append({"name": plan[i][0], "wheel": name})
     lock_bytes = (json.dumps(trimmed_lock(manifest, extra_lock), sort_keys=True, separators=(",", ":")) + "\n").encode()
     plan.append((LOCK_NAME, None, lock_bytes, sha256_bytes(lock_bytes)))
+    # Index order is boot order: file:// loads the wrapper scripts one after another in this order (http
+    # fetches everything at once).  The tiny lock file is awaited when the boot ends (it came last, behind
+    # 30 MB of wrappers), the snapshot is inflated while the stdlib still loads, the packs come last.
+    first = ["pyodide.js", "pyodide.asm.js", LOCK_NAME, snapshot_name, "pyodide.asm.wasm", STDLIB_NAME]
+    plan.sort(key=lambda p: first.index(p[0]) if p[0] in first else len(first))
 
     index_assets = []
     wanted = {INDEX_NAME, RUNTIME_JS_NAME}

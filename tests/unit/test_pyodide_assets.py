@@ -130,6 +130,7 @@ def test_prepare_writes_verified_http_and_file_assets(tmp_path: Path, cache_dir:
     assert index_js.startswith("self.__pyRuntimeIndex=")
     index = json.loads(index_js[len("self.__pyRuntimeIndex="):].rstrip().rstrip(";"))
     names = [a["name"] for a in index["assets"]]
+    assert names[:5] == ["pyodide.js", "pyodide.asm.js", "pyodide-lock.json", "pyodide.asm.wasm", "python_stdlib.zip"]
     assert set(names) == set(info.http_files)
     assert {"pyodide.js", "pyodide.asm.js", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json",
             pa.pack_name(NUMPY_NAME)} <= set(names)
@@ -311,8 +312,11 @@ def test_memory_snapshot_matches_the_shipped_pyodide(tmp_path: Path, cache_dir: 
     snap = index["snapshot"]
     assert snap["name"] == info.snapshot and snap["name"].startswith(pa.SNAPSHOT_PREFIX)
     names = [a["name"] for a in index["assets"]]
-    # listed before the packs: file:// posts assets in this order and the boot needs the snapshot first
-    assert names.index(snap["name"]) < names.index(pa.pack_name(NUMPY_NAME))
+    # boot order (file:// loads the wrappers in this order): the scripts, the tiny lock (awaited at the end
+    # of the boot), the snapshot (inflated while the rest loads), the wasm, the stdlib, then the packs
+    assert names[:6] == ["pyodide.js", "pyodide.asm.js", "pyodide-lock.json", snap["name"], "pyodide.asm.wasm",
+                         "python_stdlib.zip"], names
+    assert set(names[6:]) == {p["name"] for p in index["packs"]}
     heap = pa.unpack_snapshot((dest / snap["name"]).read_bytes())
     assert len(heap) == snap["size"]
     # Pyodide's snapshot header: magic, offset of the heap, JSON length, 0, then the 32-byte BUILD_ID it

@@ -180,10 +180,12 @@ def test_attention_core_importable(session):
 
 
 def test_huge_output_is_truncated_and_page_stays_responsive(session):
-    # A heartbeat on the page's main thread: the longest gap between its ticks while the worker prints is
-    # the longest the page froze (measured in the page: a round trip through the test driver would also
-    # count the driver's own scheduling on a busy machine).
-    session.js("""() => { const rt = CoursePython.getRuntime(); window.big = { lines: 0, msgs: 0, gaps: [] };
+    # A freeze is a long main-thread task: none may come near 0.5 s while the worker prints a million lines.
+    # (Measured in the page: the test driver's own round trips, and a heartbeat's timer, also stretch when
+    # the machine is busy — the heartbeat only proves the page kept answering.)
+    session.js("""() => { const rt = CoursePython.getRuntime(); window.big = { lines: 0, msgs: 0, gaps: [], tasks: [] };
+      new PerformanceObserver((list) => { for (const e of list.getEntries()) big.tasks.push(e.duration); })
+        .observe({ type: "longtask" });
       let last = performance.now();
       const beat = setInterval(() => { const now = performance.now(); big.gaps.push(now - last); last = now; }, 20);
       window.bigDone = rt.run("for i in range(10**6): print(i)",
@@ -192,8 +194,9 @@ def test_huge_output_is_truncated_and_page_stays_responsive(session):
     assert session.js("1+1") == 2  # the page answers while the worker prints
     session.page.wait_for_function("window.big.result !== undefined", timeout=120_000)
     big = session.js("window.big")
-    assert len(big["gaps"]) >= 5, big["gaps"]  # the print took a while: the heartbeat saw it
-    assert max(big["gaps"]) < 500, f"main thread blocked for {max(big['gaps']):.0f} ms"
+    assert len(big["gaps"]) >= 5, big["gaps"]  # the print took a while and the page kept answering
+    assert max(big["tasks"], default=0) < 500, f"main-thread tasks while printing: {big['tasks']} ms"
+    assert max(big["gaps"]) < 2000, f"main thread unresponsive for {max(big['gaps']):.0f} ms"
     assert big["result"]["truncated"] is True and big["result"]["ok"] is True
     assert big["lines"] == 2000 and big["msgs"] < 100
     t = time.perf_counter()

@@ -30,7 +30,7 @@ const STOP_GRACE_MS = 400; // interrupt-buffer path only (cross-origin isolated 
 const SPARE_AFTER_MS = 300; // a run this long may get stopped: boot the standby worker now if not yet
 const SPARE_IDLE_MS = 1500; // after the first run: boot the standby when the page has been quiet this long
 const WARM_AFTER_IDLE_MS = 250; // idle this long after loading or a run: import attention_core & co.
-const WRAPPERS_IN_FLIGHT = 2; // file:// wrapper scripts loading at once
+const WRAPPERS_IN_FLIGHT = 4; // file:// wrapper scripts loading at once
 
 function decodeBase64Into(target, offset, b64) {
   const view = target.subarray(offset);

@@ -19,9 +19,9 @@
 // Over http the inflated bytes are kept in the origin's Cache Storage, keyed by the gzip asset's sha256: a
 // returning reader's boot reads ~36 MB from disk instead of fetching, hashing and inflating 11 MB of gzip
 // again (~0.4 s of CPU here, while a boot keeps both cores busy).  They are written once the Python worker
-// says it is up: writing them during the boot competed with it for CPU (+0.25 s here).  Only bytes that matched the
-// runtime index are ever stored, under the hash they matched; only same-origin script can write there,
-// and such script could change the page anyway.
+// says it is up: writing them during the boot competed with it for CPU (+0.25 s here).  Only bytes that
+// matched the runtime index are ever stored, under the hash they matched; only same-origin script can
+// write there, and such script could change the page anyway.
 
 import { checkSha256, readBody } from "./verify.js";
 
@@ -104,12 +104,12 @@ async function cachedInflated(cache, key) {
 let storeAllowed = null; // called on {type: "store"}
 const whenStoreAllowed = new Promise((resolve) => { storeAllowed = resolve; });
 
-/** Store this boot's inflated bytes ([key, bytes] pairs), then drop what older builds of this site stored
- *  (other hashes under the same indexURL; other sites on the origin keep theirs). */
-async function storeInflated(cache, indexURL, toStore) {
+/** Store this boot's freshly inflated bytes ([key, bytes] pairs), then drop what older builds of this site
+ *  stored: entries under the same indexURL that are not among this index's `keep` keys (other sites on the
+ *  origin keep theirs). */
+async function storeInflated(cache, indexURL, toStore, keep) {
   try {
     for (const [key, bytes] of toStore) await cache.put(key, new Response(bytes));
-    const keep = new Set(toStore.map(([key]) => key));
     for (const req of await cache.keys()) {
       if (req.url.startsWith(indexURL) && !keep.has(req.url) && req.url.includes("?inflated=")) await cache.delete(req);
     }
@@ -158,7 +158,7 @@ async function init(msg) {
   await Promise.all(turns);
   if (toStore.length) {
     await whenStoreAllowed;
-    await storeInflated(cache, msg.indexURL, toStore);
+    await storeInflated(cache, msg.indexURL, toStore, new Set(msg.jobs.map((job) => inflatedKey(msg.indexURL, job))));
   }
   self.close();
 }

@@ -26,8 +26,10 @@ browser: setup
 	@$(VPY) scripts/ensure_browser.py > $(VENV)/.browser
 	@echo "browser: $$(cat $(VENV)/.browser)"
 
+# --max-worker-restart=0: a crashed test process fails the run at once; with restarts, pytest-xdist's
+# loadgroup scheduler hangs instead of finishing (reproduced with a test that segfaults).
 test: setup browser
-	CHROMIUM_PATH="$$(cat $(VENV)/.browser)" $(VPY) -m pytest -n $(JOBS) --dist loadgroup -q
+	CHROMIUM_PATH="$$(cat $(VENV)/.browser)" $(VPY) -m pytest -n $(JOBS) --dist loadgroup --max-worker-restart=0 -q
 
 serve: setup
 	$(VPY) build.py --serve

@@ -179,24 +179,46 @@ def test_attention_core_importable(session):
     assert res["repr"] == "('attention_core', '2.0.2')"
 
 
+def _main_thread_task_cpu_ms(session, action) -> list[float]:
+    """CPU time (ms) of every task the page's main thread ran during `action()`, from a Chromium trace.
+    Thread time, not wall time: on a loaded machine a short task can take long by the clock while the
+    thread waits for a core (the wall-clock measures of this test used to fail that way)."""
+    cdp = session.context.new_cdp_session(session.page)
+    events: list[dict] = []
+    done: list[bool] = []
+    cdp.on("Tracing.dataCollected", lambda e: events.extend(e["value"]))
+    cdp.on("Tracing.tracingComplete", lambda e: done.append(True))
+    cdp.send("Tracing.start", {"categories": "toplevel", "transferMode": "ReportEvents"})
+    try:
+        action()
+    finally:
+        cdp.send("Tracing.end")
+        while not done:
+            session.page.wait_for_timeout(50)
+        cdp.detach()
+    main = {(e["pid"], e["tid"]) for e in events
+            if e.get("ph") == "M" and e.get("name") == "thread_name" and e["args"].get("name") == "CrRendererMain"}
+    assert main, "no renderer main thread in the trace"
+    return [e["tdur"] / 1000 for e in events if e.get("ph") == "X" and "tdur" in e and (e["pid"], e["tid"]) in main
+            and e.get("name") in ("ThreadControllerImpl::RunTask", "RunTask")]
+
+
 def test_huge_output_is_truncated_and_page_stays_responsive(session):
-    # A freeze is a long main-thread task: none may come near 0.5 s while the worker prints a million lines.
-    # (Measured in the page: the test driver's own round trips, and a heartbeat's timer, also stretch when
-    # the machine is busy — the heartbeat only proves the page kept answering.)
-    session.js("""() => { const rt = CoursePython.getRuntime(); window.big = { lines: 0, msgs: 0, gaps: [], tasks: [] };
-      new PerformanceObserver((list) => { for (const e of list.getEntries()) big.tasks.push(e.duration); })
-        .observe({ type: "longtask" });
-      let last = performance.now();
-      const beat = setInterval(() => { const now = performance.now(); big.gaps.push(now - last); last = now; }, 20);
-      window.bigDone = rt.run("for i in range(10**6): print(i)",
-        { onStdout: (t) => { big.msgs++; big.lines += t.split("\\n").length - 1; } })
-        .then((r) => { big.result = r; clearInterval(beat); }); }""")
-    assert session.js("1+1") == 2  # the page answers while the worker prints
-    session.page.wait_for_function("window.big.result !== undefined", timeout=120_000)
+    """A million prints: the output is truncated, and no main-thread task comes near 0.3 s of CPU (a freeze
+    would); a heartbeat shows the page kept running its own timers meanwhile."""
+    def print_a_million_lines():
+        session.js("""() => { const rt = CoursePython.getRuntime(); window.big = { lines: 0, msgs: 0, beats: 0 };
+          const beat = setInterval(() => { big.beats++; }, 20);
+          window.bigDone = rt.run("for i in range(10**6): print(i)",
+            { onStdout: (t) => { big.msgs++; big.lines += t.split("\\n").length - 1; } })
+            .then((r) => { big.result = r; clearInterval(beat); }); }""")
+        assert session.js("1+1") == 2  # the page answers while the worker prints
+        session.page.wait_for_function("window.big.result !== undefined", timeout=120_000)
+
+    tasks = _main_thread_task_cpu_ms(session, print_a_million_lines)
     big = session.js("window.big")
-    assert len(big["gaps"]) >= 5, big["gaps"]  # the print took a while and the page kept answering
-    assert max(big["tasks"], default=0) < 500, f"main-thread tasks while printing: {big['tasks']} ms"
-    assert max(big["gaps"]) < 2000, f"main thread unresponsive for {max(big['gaps']):.0f} ms"
+    assert tasks and max(tasks) < 300, f"longest main-thread task: {max(tasks, default=0):.0f} ms of CPU"
+    assert big["beats"] >= 5, big  # the print took a while and the page's own timers kept firing
     assert big["result"]["truncated"] is True and big["result"]["ok"] is True
     assert big["lines"] == 2000 and big["msgs"] < 100
     t = time.perf_counter()

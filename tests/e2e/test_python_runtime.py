@@ -288,6 +288,10 @@ def test_zz_only_local_requests(session):
     (out / "python-runtime-timings.json").write_text(json.dumps(TIMINGS, indent=2), "utf-8")
 
 
+def _runtime_index(py_dir: Path) -> dict:
+    return json.loads((py_dir / "runtime-index.js").read_text("utf-8")[len("self.__pyRuntimeIndex="):].rstrip().rstrip(";"))
+
+
 def _flip_byte(path: Path, offset: int) -> None:
     data = bytearray(path.read_bytes())
     data[offset] ^= 0x01
@@ -312,7 +316,7 @@ def test_an_asset_that_is_not_the_indexed_one_is_refused(browser, harness_root, 
     root = tmp_path / "site"
     shutil.copytree(harness_root, root)
     py_dir = root / SUBPATH / "assets" / "python"
-    index = json.loads((py_dir / "runtime-index.js").read_text("utf-8")[len("self.__pyRuntimeIndex="):].rstrip().rstrip(";"))
+    index = _runtime_index(py_dir)
     name = index["snapshot"]["name"] if victim == "snapshot" else victim
     entry = next(a for a in index["assets"] if a["name"] == name)
     if transport == "http":
@@ -365,10 +369,6 @@ def test_without_a_memory_snapshot_python_boots_from_scratch(browser, tmp_path):
     assert res["r"]["repr"] == "array([[0, 1, 2],\n       [3, 4, 5]])"
     assert "pyodide-booted" in marks and "pyodide-restored" not in marks, marks
     assert ac["repr"] == "'attention_core'"
-
-
-def _runtime_index(py_dir: Path) -> dict:
-    return json.loads((py_dir / "runtime-index.js").read_text("utf-8")[len("self.__pyRuntimeIndex="):].rstrip().rstrip(";"))
 
 
 CACHED_KEYS = """async () => {

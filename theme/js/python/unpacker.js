@@ -118,8 +118,9 @@ async function storeInflated(cache, indexURL, toStore, keep) {
 
 // ------------------------------------------------------------------------------------------- jobs
 async function unpack(msg, job, response, cached) {
-  let raw = await cached;
-  if (raw) {
+  const hit = await cached;
+  let raw = hit;
+  if (hit) {
     self.postMessage({ type: "bytes", n: job.size }); // progress: this asset is here
   } else if (msg.mode === "http") {
     raw = await fetchInflated(await response, job.name, job.sha256, job.size);
@@ -128,7 +129,7 @@ async function unpack(msg, job, response, cached) {
     await checkSha256(job.name, bytes, job.sha256);
     raw = await gunzip(bytes);
   }
-  return { raw, fresh: !(await cached), out: job.kind === "snapshot" ? expandSnapshot(raw) : raw };
+  return { raw, fresh: !hit, out: job.kind === "snapshot" ? expandSnapshot(raw) : raw };
 }
 
 async function init(msg) {

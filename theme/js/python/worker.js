@@ -68,7 +68,10 @@ function countBytes(n, force) {
 const MAIN_WASM = "pyodide.asm.wasm";
 const compiledWasm = new WeakMap(); // stand-in Response -> Promise<WebAssembly.Module>
 
-function wasmStandIn(module) {
+/** The stand-in for a module being compiled, once `checked` (its sha256) has passed. */
+async function wasmStandIn(module, checked) {
+  module.catch(() => {}); // a failed compile is reported when instantiated, after the hash had its say
+  await checked;
   const standIn = new Response(null, { status: 200, headers: { "Content-Type": MIME.wasm } });
   compiledWasm.set(standIn, module);
   return standIn;
@@ -90,10 +93,7 @@ async function fetchVerified(name) {
   if (!resp.ok) throw new Error(`无法加载 ${name}: HTTP ${resp.status}`);
   if (name !== MAIN_WASM) return readVerified(name, resp.body);
   const body = resp.clone().body;
-  const module = WebAssembly.compileStreaming(resp);
-  module.catch(() => {}); // a failed compile is reported when instantiated, after the hash had its say
-  await readVerified(name, body);
-  return wasmStandIn(module);
+  return wasmStandIn(WebAssembly.compileStreaming(resp), readVerified(name, body));
 }
 
 // ----------------------------------------------------------------------------------------- file mode
@@ -107,10 +107,7 @@ async function verifiedBytes(name, bytesPromise) {
     await checkAsset(name, bytes);
     return bytes;
   }
-  const module = WebAssembly.compile(bytes);
-  module.catch(() => {}); // reported when instantiated
-  await checkAsset(name, bytes);
-  return wasmStandIn(module);
+  return wasmStandIn(WebAssembly.compile(bytes), checkAsset(name, bytes));
 }
 
 function onAsset(msg) {

@@ -10,12 +10,10 @@ import itertools
 import re
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterable
+from typing import Callable, Iterable
 
 from .bundle import BundleError, esbuild_bundle, esbuild_minify_css
-
-if TYPE_CHECKING:
-    from .site import BuildOptions, Page
+from .model import BuildOptions, Page
 
 KATEX_DIST = Path("node_modules/katex/dist")
 
@@ -30,7 +28,7 @@ def short_hash(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()[:10]
 
 
-# Theme stylesheets only some pages need, with the page feature (env["features"]) or page kind that needs each.
+# Theme stylesheets only some pages need, with the page feature (PageFacts.features) or page kind that needs each.
 OPTIONAL_CSS = {"cells.css": "cells", "index.css": "index", "quiz.css": "quiz", "widgets.css": "widgets"}
 
 
@@ -92,7 +90,7 @@ def js_bundles(root: Path, theme_dir: Path) -> dict[str, bytes]:
     return files
 
 
-def build_assets(options: "BuildOptions") -> dict[str, bytes]:
+def build_assets(options: BuildOptions) -> dict[str, bytes]:
     files: dict[str, bytes] = theme_css(options.theme_dir)
     files.update(katex_assets(options.root))
     files.update(js_bundles(options.root, options.theme_dir))
@@ -103,7 +101,7 @@ def build_assets(options: "BuildOptions") -> dict[str, bytes]:
     return files
 
 
-def code_cell_assets(options: "BuildOptions") -> dict[str, bytes]:
+def code_cell_assets(options: BuildOptions) -> dict[str, bytes]:
     """NumPy autocomplete data for the editor, and (with the Python runtime) python-runtime.js — bundled
     here rather than by the runtime writer so templates can link it with a content hash."""
     from .completions import completions_script
@@ -135,7 +133,7 @@ def asset_urls(files: dict[str, bytes]) -> dict[str, str]:
     return urls
 
 
-def output_writers(options: "BuildOptions", pages: list["Page"]) -> list[Callable[[Path], None]]:
+def output_writers(options: BuildOptions, pages: list[Page]) -> list[Callable[[Path], None]]:
     """Large outputs written straight into the new site folder (the Python runtime)."""
     if not options.python_runtime or not any("cells" in p.features for p in pages):
         return []

@@ -14,7 +14,7 @@ import sqlite3
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, TypeVar
 
 SCHEMA = 1
 _memory: dict[str, Any] = {}  # key → value, for this process (the server reuses it between rebuilds)
@@ -154,10 +154,16 @@ def open_cache(cache_dir: Path | None) -> BuildCache:
     return BuildCache(cache_dir / "build.sqlite" if cache_dir is not None else None)
 
 
-def cached_stage(cache: BuildCache, key: str, compute: Callable[[], Any]) -> Any:
-    """The value of `compute()` for inputs hashed into `key`, computed once."""
-    value = cache.get(key)
+T = TypeVar("T")
+
+
+def cached(store: BuildCache, key: str, compute: Callable[[], T], *, keep: Callable[[T], bool] = lambda value: True) -> T:
+    """The value stored under `key`, else `compute()` — stored unless `keep(value)` says not to (e.g. a result
+    produced together with new problems). The one "look it up, else compute and store" of the build: every
+    stage that caches does it through here, keyed by a digest() of all its inputs."""
+    value = store.get(key)
     if value is None:
         value = compute()
-        cache.put(key, value)
+        if keep(value):
+            store.put(key, value)
     return value

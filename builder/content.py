@@ -1,4 +1,4 @@
-"""Stage 1 — load content: `content/site.yml` and every `content/*.md` page with its front matter.
+"""Stage: load — content: `content/site.yml` and every `content/*.md` page with its front matter.
 
 Front matter is validated against a declared schema; each problem names `file:line` of the offending key.
 """
@@ -7,13 +7,13 @@ from __future__ import annotations
 import copy
 import dataclasses
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
 import yaml
 
 from .errors import Code, Problems
+from .model import PlannedPage, SiteSource, SourcePage
 
 SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 KINDS = ("index", "module", "explainer")
@@ -56,60 +56,6 @@ PLANNED_SCHEMA: dict[str, tuple[Callable[[Any], bool], str]] = {
     "module": FRONT_MATTER_SCHEMA["module"],
     "summary": FRONT_MATTER_SCHEMA["summary"],
 }
-
-
-@dataclass
-class SourcePage:
-    """A page as read from disk: validated metadata plus the Markdown body."""
-
-    path: Path  # absolute
-    rel: str  # path as printed in messages, e.g. "content/attention.md"
-    meta: dict[str, Any]
-    body: str
-    body_line: int  # 0-based line of the file where `body` starts (after the front matter)
-
-    @property
-    def slug(self) -> str:
-        return self.meta["slug"]
-
-    @property
-    def title(self) -> str:
-        return self.meta["title"]
-
-    @property
-    def kind(self) -> str:
-        return self.meta["kind"]
-
-    @property
-    def url(self) -> str:
-        return f"{self.slug}.html"
-
-
-@dataclass(frozen=True)
-class PlannedPage:
-    """A page the course links to that is not written yet (shown as 即将推出)."""
-
-    slug: str
-    title: str
-    kind: str
-    module: int | None = None
-    summary: str | None = None
-
-
-@dataclass
-class SiteSource:
-    root: Path  # project root (for relative paths in messages)
-    content_dir: Path
-    series: str
-    title: str
-    pages: list[SourcePage] = field(default_factory=list)
-    planned: list[PlannedPage] = field(default_factory=list)
-
-    def page(self, slug: str) -> SourcePage | None:
-        return next((p for p in self.pages if p.slug == slug), None)
-
-    def planned_page(self, slug: str) -> PlannedPage | None:
-        return next((p for p in self.planned if p.slug == slug), None)
 
 
 def rel_path(path: Path, root: Path) -> str:

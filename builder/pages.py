@@ -1,4 +1,4 @@
-"""Stage — pages: Jinja2 templates turn rendered bodies into complete HTML files.
+"""Stage: pages — Jinja2 templates turn rendered bodies into complete HTML files.
 
 All links between pages are relative file names (`qkv-explained.html`), so the site works under any
 GitHub Pages sub-path and straight from disk.
@@ -8,18 +8,15 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
 import jinja2
 
 from . import assets, fonts
 from . import cache as cachestore
 from . import math as mathstage
-from .content import SiteSource
 from .errors import Code, Problems
-
-if TYPE_CHECKING:
-    from .site import BuildOptions, Page
+from .model import BuildOptions, Page, SiteSource
 
 CJK_RE = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 LATIN_WORD_RE = re.compile(r"[A-Za-z]+")
@@ -53,22 +50,19 @@ def reading_minutes(text: str) -> int:
     return max(1, round(cjk / 350 + words / 200))
 
 
-READING_MINUTES_ENV_KEY = "reading_minutes"  # body_reading_minutes(), stored when the body is rendered
-
-
 def body_reading_minutes(body_html: str) -> int:
     return reading_minutes(TAG_RE.sub(" ", body_html))
 
 
-def page_minutes(page: "Page") -> int:
+def page_minutes(page: Page) -> int:
     if "minutes" in page.source.meta:
         return page.source.meta["minutes"]
-    if READING_MINUTES_ENV_KEY in page.env:
-        return page.env[READING_MINUTES_ENV_KEY]
+    if page.facts.reading_minutes is not None:
+        return page.facts.reading_minutes
     return body_reading_minutes(page.body_html)
 
 
-def nav_items(site: SiteSource, pages: list["Page"]) -> dict[str, NavItem]:
+def nav_items(site: SiteSource, pages: list[Page]) -> dict[str, NavItem]:
     items: dict[str, NavItem] = {}
     for page in pages:
         m = page.source.meta
@@ -86,9 +80,9 @@ def course_outline(items: dict[str, NavItem]) -> dict[str, list[NavItem]]:
     return {"modules": modules, "explainers": explainers}
 
 
-def course_entries(outline: dict[str, list[NavItem]], pages: list["Page"]) -> list[dict[str, Any]]:
+def course_entries(outline: dict[str, list[NavItem]], pages: list[Page]) -> list[dict[str, Any]]:
     """Written pages in course order (modules by number, then explainers) with each page's quiz ids."""
-    quizzes = {p.source.slug: list(p.env.get("quiz_ids", [])) for p in pages}
+    quizzes = {p.source.slug: list(p.facts.quiz_ids) for p in pages}
     return [{"slug": i.slug, "url": i.url, "title": i.title, "quizzes": quizzes.get(i.slug, [])}
             for i in outline["modules"] + outline["explainers"] if not i.planned]
 
@@ -104,7 +98,7 @@ def course_data_json(entries: list[dict[str, Any]]) -> str:
 _environments: dict[tuple[str, str], jinja2.Environment] = {}  # (templates dir, their digest) → environment
 
 
-def make_environment(options: "BuildOptions", templates_digest: str | None = None) -> jinja2.Environment:
+def make_environment(options: BuildOptions, templates_digest: str | None = None) -> jinja2.Environment:
     """The Jinja environment for the theme's templates; with `templates_digest` (the hash of every template
     file) it is kept and reused while the templates are unchanged, so they are compiled once per process."""
     folder = options.theme_dir / "templates"
@@ -127,9 +121,8 @@ def make_environment(options: "BuildOptions", templates_digest: str | None = Non
     return env
 
 
-def toc_of(page: "Page") -> list[dict[str, Any]]:
-    return [{"level": h["level"], "id": h["id"], "text": h["text"]}
-            for h in page.env.get("headings", []) if 2 <= h["level"] <= 3]
+def toc_of(page: Page) -> list[dict[str, Any]]:
+    return [{"level": h.level, "id": h.id, "text": h.text} for h in page.facts.headings if 2 <= h.level <= 3]
 
 
 # Every page links the search index with its content hash, and the index changes with any text edit. Pages are
@@ -145,12 +138,12 @@ SEARCH_INDEX_PLACEHOLDER = "\ufdd0search-index-url\ufdd0"
 BODY_PLACEHOLDER = "\ufdd0page-body<\ufdd0"
 
 
-def render_pages(site: SiteSource, pages: list["Page"], options: "BuildOptions", problems: Problems,
+def render_pages(site: SiteSource, pages: list[Page], options: BuildOptions, problems: Problems,
                  asset_urls: dict[str, str], store: cachestore.BuildCache | None = None) -> dict[str, bytes]:
     """{"<slug>.html": bytes} for every page.
 
     With `store`, each page's HTML is cached under the hash of everything its template context holds: the
-    page's body cache key (body HTML and facts: toc, features, extra_head…), its own/prev/next navigation
+    page's body cache key (body HTML and facts: toc, features…), its own/prev/next navigation
     items, the site-wide data (outline, course data, asset URLs but the search index's) and the templates.
     """
     templates_digest = cachestore.tree_digest([options.theme_dir / "templates"])
@@ -168,19 +161,19 @@ def render_pages(site: SiteSource, pages: list["Page"], options: "BuildOptions",
                                    json.dumps(context_assets, sort_keys=True))
     is_index = {page.source.slug: page.source.meta["kind"] == "index" for page in pages}
 
-    def course_data_of(page: "Page") -> str:
+    def course_data_of(page: Page) -> str:
         slug = page.source.slug
         if is_index[slug]:
             return full_course_data
         return course_data_json([entry_of[slug]] if slug in entry_of else [])
 
-    def html_key(page: "Page") -> str | None:
-        if "page_key" not in page.env:
+    def html_key(page: Page) -> str | None:
+        if not page.key:
             return None
         slug, meta = page.source.slug, page.source.meta
         # Only the index shows the whole outline; other pages depend on their own and prev/next items.
         site_wide = repr(outline) if is_index[slug] else ""
-        return cachestore.digest(shared_key, page.env["page_key"], repr(items[slug]), course_data_of(page), site_wide,
+        return cachestore.digest(shared_key, page.key, repr(items[slug]), course_data_of(page), site_wide,
                                  repr(items.get(meta.get("prev", ""))), repr(items.get(meta.get("next", ""))))
 
     keys = [html_key(page) for page in pages]
@@ -209,11 +202,11 @@ def render_pages(site: SiteSource, pages: list["Page"], options: "BuildOptions",
     return files
 
 
-def font_preloads_for(options: "BuildOptions", pages: list["Page"],
-                      asset_urls: dict[str, str]) -> Callable[["Page"], list[str]]:
+def font_preloads_for(options: BuildOptions, pages: list[Page],
+                      asset_urls: dict[str, str]) -> Callable[[Page], list[str]]:
     """page → URLs of the KaTeX fonts its formulas draw (builder/fonts.py), for the pages about to be rendered.
     A function of the body, the formulas' HTML, KaTeX's stylesheet and builder/, all in the page's cache key."""
-    formulas = {f for page in pages for f, _ in page.env.get("formulas", [])}
+    formulas = {f for page in pages for f, _ in page.facts.formulas}
     if not formulas or "katex.css" not in asset_urls:
         return lambda page: []
     cache = mathstage.MathCache(options.cache_dir / "katex.sqlite" if options.cache_dir else None)
@@ -223,14 +216,14 @@ def font_preloads_for(options: "BuildOptions", pages: list["Page"],
         cache.close()
     katex_css = assets.katex_css(options.root)
 
-    def preloads(page: "Page") -> list[str]:
-        formulas_html = [html[f] for f, _ in page.env.get("formulas", []) if f in html]
+    def preloads(page: Page) -> list[str]:
+        formulas_html = [html[f] for f, _ in page.facts.formulas if f in html]
         return fonts.page_font_urls(page.body_html, formulas_html, katex_css, asset_urls["katex.css"])
 
     return preloads
 
 
-def render_page(env: jinja2.Environment, site: SiteSource, page: "Page", items: dict[str, NavItem],
+def render_page(env: jinja2.Environment, site: SiteSource, page: Page, items: dict[str, NavItem],
                 outline: dict[str, list[NavItem]], course_data: str, asset_urls: dict[str, str],
                 problems: Problems, content: str | None = None, font_preloads: list[str] | None = None) -> str | None:
     """The page's complete HTML; with `content`, that text stands in for the page body. `font_preloads`:
@@ -254,7 +247,6 @@ def render_page(env: jinja2.Environment, site: SiteSource, page: "Page", items: 
         "prev": items.get(meta.get("prev", "")),
         "next": items.get(meta.get("next", "")),
         "outline": outline,
-        "extra_head": page.env.get("extra_head", []),
         "assets": asset_urls,
         "course_data": course_data,
         "font_preloads": font_preloads or [],

@@ -15,10 +15,9 @@ import json
 import re
 from html import escape, unescape
 from html.parser import HTMLParser
-from typing import TYPE_CHECKING, Iterable
+from typing import Iterable
 
-if TYPE_CHECKING:
-    from .site import Page
+from .model import Page, SearchSection
 
 INDEX_FILE = "assets/search-index.js"
 GLOBAL_NAME = "__COURSE_SEARCH_INDEX__"
@@ -271,13 +270,9 @@ def latin_words(text: str) -> set[str]:
     return set(WORD_RE.findall(text.lower()))
 
 
-# A page's sections with their index terms: (heading, anchor id, plain text, CJK grams, Latin words).
-SearchSection = tuple[str, str, str, tuple[str, ...], tuple[str, ...]]
-
-
 def page_search_sections(title: str, body_html: str, formulas_html: Iterable[str] = ()) -> list[SearchSection]:
     """page_sections() of a page with the terms each section is found by (the page title goes with its first
-    section). Computed when the page body is rendered and cached with it (builder/incremental.py), so a
+    section). Computed when the page body is rendered and cached with it (builder/page_cache.py), so a
     rebuild neither re-parses every page's HTML nor re-splits every page's text."""
     out = []
     for n, (heading, anchor, text) in enumerate(page_sections(body_html, formulas_html)):
@@ -324,11 +319,8 @@ def index_script(index: dict) -> bytes:
     return f"window.{GLOBAL_NAME}={payload};\n".encode("utf-8")
 
 
-SECTIONS_ENV_KEY = "search_sections"  # a page's page_search_sections(), stored when its body is rendered
-
-
-def search_index_files(pages: list["Page"]) -> dict[str, bytes]:
+def search_index_files(pages: list[Page]) -> dict[str, bytes]:
     """{"assets/search-index.js": …} for the rendered pages (the index page is not searched)."""
-    entries = [(p.source.url, p.source.title, p.env[SECTIONS_ENV_KEY] if SECTIONS_ENV_KEY in p.env
+    entries = [(p.source.url, p.source.title, p.facts.search_sections if p.facts.search_sections is not None
                 else page_search_sections(p.source.title, p.body_html)) for p in pages if p.source.kind != "index"]
     return {INDEX_FILE: index_script(build_index_from_sections(entries))}

@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import Callable
 
 from .errors import BuildFailed
-from .site import BuildOptions, build_site
+from .model import BuildOptions
+from .pipeline import build_site
 
 EVENTS_PATH = "/__live/events"
 CLIENT_PATH = "/__live/client.js"

@@ -1,8 +1,8 @@
 """Math syntax: `$…$`, `$$…$$` and bare amsmath environments, typeset at build time.
 
 Parsing is mdit-py-plugins' dollarmath + amsmath. This plugin records every formula with its source line
-in `env["formulas"]` (so the math stage can render them all at once: de-duplicated, cached, in parallel)
-and renders each from `env["math_html"]`, which that stage fills.
+in the page facts (`PageFacts.formulas`: the math stage typesets the whole site's at once, de-duplicated and
+cached) and renders each from `ParseContext.math_html`, which that stage fills.
 """
 from __future__ import annotations
 
@@ -11,6 +11,8 @@ from typing import Any, Sequence
 from markdown_it import MarkdownIt
 from markdown_it.common.utils import escapeHtml
 from markdown_it.token import Token
+
+from ..model import Formula, parse_context
 from mdit_py_plugins.amsmath import amsmath_plugin
 from mdit_py_plugins.dollarmath import dollarmath_plugin
 
@@ -18,7 +20,7 @@ BLOCK_TYPES = {"math_block": True, "math_block_label": True, "amsmath": True}
 INLINE_TYPES = {"math_inline": False, "math_inline_double": True}
 
 
-def formula_key(tex: str, display: bool) -> tuple[str, bool]:
+def formula_key(tex: str, display: bool) -> Formula:
     return (tex.strip(), display)
 
 
@@ -27,7 +29,7 @@ def math_plugin(md: MarkdownIt) -> None:
     amsmath_plugin(md)
 
     def collect(state: Any) -> None:
-        formulas = state.env.setdefault("formulas", [])
+        formulas = parse_context(state.env).facts.formulas
         for token in state.tokens:
             if token.type in BLOCK_TYPES:
                 formulas.append((formula_key(token.content, True), token.map[0] if token.map else 0))
@@ -45,7 +47,7 @@ def math_plugin(md: MarkdownIt) -> None:
     def render(display: bool):
         def rule(self: Any, tokens: Sequence[Token], idx: int, options: Any, env: dict) -> str:
             tex = tokens[idx].content
-            html = env.get("math_html", {}).get(formula_key(tex, display))
+            html = parse_context(env).math_html.get(formula_key(tex, display))
             if html is None:  # the formula failed; the error is already reported
                 html = f'<code class="math-error">{escapeHtml(tex)}</code>'
             if display and tokens[idx].type in BLOCK_TYPES:

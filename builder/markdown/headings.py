@@ -2,7 +2,7 @@
 
 `## 标题 {#my-id}` sets an explicit id; otherwise the id is the heading text with spaces turned into '-'
 (Chinese is kept as is: browsers handle percent-encoded fragments, and readable ids make good links).
-Collected headings go to `env["headings"]` for the TOC and for the link checker.
+Collected headings go to the page facts (`PageFacts.headings`) for the TOC and for the link checker.
 """
 from __future__ import annotations
 
@@ -12,6 +12,8 @@ from typing import Any, Sequence
 from markdown_it import MarkdownIt
 from markdown_it.common.utils import escapeHtml
 from markdown_it.token import Token
+
+from ..model import Heading, parse_context
 
 EXPLICIT_ID_RE = re.compile(r"\s*\{#([A-Za-z][\w-]*)\}\s*$")
 
@@ -25,8 +27,8 @@ def slugify(text: str) -> str:
 
 def headings_plugin(md: MarkdownIt, *, min_level: int = 2, max_level: int = 3, permalink: bool = True) -> None:
     def assign_ids(state: Any) -> None:
-        env = state.env
-        used: set[str] = env.setdefault("heading_ids", set())
+        facts = parse_context(state.env).facts
+        used = facts.heading_ids
         tokens = state.tokens
         for i, token in enumerate(tokens):
             if token.type != "heading_open":
@@ -49,9 +51,7 @@ def headings_plugin(md: MarkdownIt, *, min_level: int = 2, max_level: int = 3, p
             used.add(ident)
             token.attrSet("id", ident)
             level = int(token.tag[1])
-            env.setdefault("headings", []).append(
-                {"level": level, "id": ident, "text": text.strip(), "inline": inline, "line": token.map[0] if token.map else 0}
-            )
+            facts.headings.append(Heading(level, ident, text.strip(), token.map[0] if token.map else 0))
 
     md.core.ruler.push("heading_ids", assign_ids)
 

@@ -12,6 +12,8 @@ from urllib.parse import unquote
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
+from ..model import Link, parse_context
+
 SCHEME_RE = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
 
 
@@ -26,8 +28,7 @@ def split_href(href: str) -> tuple[str, str]:
 
 def links_plugin(md: MarkdownIt) -> None:
     def collect(state: Any) -> None:
-        env = state.env
-        links = env.setdefault("links", [])
+        links = parse_context(state.env).facts.links
         for token in state.tokens:
             if token.type != "inline" or not token.children:
                 continue
@@ -38,7 +39,7 @@ def links_plugin(md: MarkdownIt) -> None:
                 elif child.type == "link_open":
                     href = str(child.attrGet("href") or "")
                     if is_internal(href):
-                        links.append({"href": href, "line": line, "token": child})
+                        links.append(Link(href, line))
                     else:
                         child.attrSet("rel", "noopener noreferrer")
                         child.attrSet("target", "_blank")
@@ -49,7 +50,7 @@ def links_plugin(md: MarkdownIt) -> None:
     def link_open(self: Any, tokens: Sequence[Token], idx: int, options: Any, env: dict) -> str:
         token = tokens[idx]
         target, _ = split_href(str(token.attrGet("href") or ""))
-        planned = env.get("planned_slugs", set())
+        planned = parse_context(env).planned_slugs
         if target.endswith(".html") and target[:-5] in planned:
             token.meta["planned"] = True
             return '<span class="coming-soon-link" title="即将推出">'

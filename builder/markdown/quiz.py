@@ -2,7 +2,7 @@
 
 Validation and the parsing of every Markdown string of a quiz happen in a core rule (right after the
 directive rule), not at render time: formulas inside the YAML are invisible to the main parse, so they must
-be added to `env["formulas"]` (with their source line) before the math stage typesets the site, and internal
+be added to the page facts (with their source line) before the math stage typesets the site, and internal
 links must reach the link checker. The parsed inline tokens are kept in `token.meta["quiz"]` and rendered
 later with the page's env (which by then holds the typeset math).
 """
@@ -14,9 +14,11 @@ from typing import Any, Callable
 
 import yaml
 from markdown_it import MarkdownIt
+from markdown_it.common.utils import escapeHtml
 from markdown_it.token import Token
 
 from ..errors import Code
+from ..model import Link, ParseContext, parse_context
 from .directive import register_directive, report
 
 QUIZ_KEYS = ("id", "question", "type", "options", "explanation")
@@ -84,27 +86,27 @@ def _join_cjk_lines(children: list[Token]) -> None:
             child.type, child.content = "text", ""
 
 
-def quiz_plugin(md: MarkdownIt, *, render: QuizRender) -> None:
-    """Register ```{quiz}; `render(quiz, env, md)` turns a validated quiz into HTML."""
+def quiz_plugin(md: MarkdownIt, *, render: QuizRender | None = None) -> None:
+    """Register ```{quiz}; `render(quiz, env, md)` turns a validated quiz into HTML (default: render_quiz)."""
+    render = render or render_quiz
 
     def parse_inline(text: str, env: dict, token: Token, body_line: int) -> InlineText:
         """Parse a quiz string as inline Markdown and hand its formulas and links to the page's stages."""
-        scratch: dict[str, Any] = {"rel": env.get("rel"), "planned_slugs": env.get("planned_slugs", set()),
-                                   "problems": env.get("problems")}
+        context = parse_context(env)
+        scratch = ParseContext(context.rel, context.line_offset, context.problems, context.planned_slugs)
         # Quiz strings are text with Markdown, never raw HTML: `<b>` in a question shows as typed.
         html_allowed = md.options.get("html", False)
         md.options["html"] = False
         try:
-            tokens = md.parseInline(text.strip(), scratch)
+            tokens = md.parseInline(text.strip(), scratch.env())
         finally:
             md.options["html"] = html_allowed
         for inline in tokens:
             _join_cjk_lines(inline.children or [])
         # token.map[0] is the fence line; the YAML body starts on the line after it.
         base = (token.map[0] if token.map else 0) + 1 + body_line
-        env.setdefault("formulas", []).extend((f, base + line) for f, line in scratch.get("formulas", []))
-        for link in scratch.get("links", []):
-            env.setdefault("links", []).append({**link, "line": base + link["line"]})
+        context.facts.formulas.extend((f, base + line) for f, line in scratch.facts.formulas)
+        context.facts.links.extend(Link(link.href, base + link.line) for link in scratch.facts.links)
         return InlineText(text, tokens)
 
     def validate(token: Token, env: dict, seen: dict[str, int]) -> Quiz | None:
@@ -140,7 +142,7 @@ def quiz_plugin(md: MarkdownIt, *, render: QuizRender) -> None:
             problem(f"duplicate quiz id '{quiz_id}' (already used on line {seen[quiz_id]})", id_line)
             ok = False
         else:
-            seen[quiz_id] = env.get("line_offset", 0) + (token.map[0] if token.map else 0) + 2 + id_line
+            seen[quiz_id] = parse_context(env).line_offset + (token.map[0] if token.map else 0) + 2 + id_line
 
         def text_of(key: str, value: Any, line: int, required: bool) -> str | None:
             nonlocal ok
@@ -231,16 +233,17 @@ def quiz_plugin(md: MarkdownIt, *, render: QuizRender) -> None:
 
     def collect(state: Any) -> None:
         env = state.env
-        seen: dict[str, int] = env.setdefault("quiz_lines", {})
+        context = parse_context(env)
+        seen: dict[str, int] = context.scratch.setdefault("quiz_lines", {})
         for token in state.tokens:
             if token.type != "quiz":
                 continue
             quiz = validate(token, env, seen)
             token.meta["quiz"] = quiz
             if quiz is not None:
-                env.setdefault("quiz_ids", []).append(quiz.id)
-                env.setdefault("extra_ids", set()).add(f"quiz-{quiz.id}")
-                env.setdefault("features", set()).add("quiz")
+                context.facts.quiz_ids.append(quiz.id)
+                context.facts.extra_ids.add(f"quiz-{quiz.id}")
+                context.facts.features.add("quiz")
 
     def render_token(token: Token, env: dict) -> str:
         quiz = token.meta.get("quiz")
@@ -255,3 +258,53 @@ def render_inline(md: MarkdownIt, text: InlineText | None, env: dict) -> str:
     if text is None:
         return ""
     return md.renderer.render(text.tokens, md.options, env)
+
+
+# ------------------------------------------------------------------------------------------ the HTML
+# Plain, accessible markup that works without JavaScript: a <fieldset> whose <legend> is the question, native
+# radio/checkbox inputs with labels, and the explanation (with the correct answer) in a <details>.
+# theme/js/site/quiz.js adds instant feedback, 再试一次 and the stored progress on top of it.
+
+OPTION_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+def option_letter(index: int) -> str:
+    return OPTION_LETTERS[index] if index < len(OPTION_LETTERS) else str(index + 1)
+
+
+def render_quiz(quiz: Quiz, env: dict, md: MarkdownIt) -> str:
+    qid = escapeHtml(quiz.id)
+    dom_id = f"quiz-{qid}"
+    input_type = "radio" if quiz.type == "single" else "checkbox"
+    hint = "单选题" if quiz.type == "single" else "多选题（可选多项）"
+    options = []
+    for i, option in enumerate(quiz.options):
+        feedback = render_inline(md, option.feedback, env)
+        options.append(
+            f'<li class="quiz-option" data-index="{i}"{" data-correct" if option.correct else ""}>'
+            f'<label class="quiz-choice"><input type="{input_type}" name="{dom_id}" value="{i}">'
+            f'<span class="quiz-letter">{option_letter(i)}</span>'
+            f'<span class="quiz-option-text">{render_inline(md, option.text, env)}</span></label>'
+            f'<div class="quiz-feedback" id="{dom_id}-fb-{i}" hidden>{feedback}</div></li>'
+        )
+    answer = "、".join(option_letter(i) for i in quiz.correct_indexes)
+    explanation = render_inline(md, quiz.explanation, env)
+    explanation_html = f'<p class="quiz-explanation-text">{explanation}</p>' if explanation else ""
+    return (
+        f'<section class="quiz" id="{dom_id}" data-quiz-id="{qid}" data-quiz-type="{quiz.type}" '
+        f'aria-labelledby="{dom_id}-q">\n'
+        f'<form class="quiz-form" novalidate>'
+        f'<fieldset class="quiz-fieldset">'
+        f'<legend class="quiz-question" id="{dom_id}-q"><span class="quiz-badge">小测验</span>'
+        f'<span class="quiz-question-text">{render_inline(md, quiz.question, env)}</span></legend>'
+        f'<p class="quiz-hint">{hint}</p>'
+        f'<ol class="quiz-options">{"".join(options)}</ol>'
+        f'</fieldset>'
+        f'<div class="quiz-actions"><button type="submit" class="quiz-submit">提交</button>'
+        f'<button type="button" class="quiz-retry" hidden>再试一次</button></div>'
+        f'<p class="quiz-result" role="status" aria-live="polite"></p>'
+        f'</form>\n'
+        f'<details class="quiz-explanation"><summary>查看答案与解析</summary>'
+        f'<p class="quiz-answer">正确答案：{answer}</p>{explanation_html}</details>\n'
+        f'</section>\n'
+    )

@@ -13,6 +13,7 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from ..errors import Code
+from ..model import parse_context
 
 DIRECTIVE_RE = re.compile(r"^\{([a-z][a-z0-9-]*)\}\s*(.*)$")
 
@@ -23,11 +24,12 @@ DirectiveRender = Callable[[Token, dict], str]
 def source_line(env: dict, token: Token, offset: int = 0) -> int:
     """1-based line in the source file of `token` (plus `offset` lines into its block)."""
     start = token.map[0] if token.map else 0
-    return env.get("line_offset", 0) + start + 1 + offset
+    return parse_context(env).line_offset + start + 1 + offset
 
 
 def report(env: dict, code: Code, token: Token, message: str, offset: int = 0) -> None:
-    env["problems"].add(code, env.get("rel", "<string>"), source_line(env, token, offset), message)
+    context = parse_context(env)
+    context.problems.add(code, context.rel, source_line(env, token, offset), message)
 
 
 def register_directive(md: MarkdownIt, name: str, render: DirectiveRender) -> None:

@@ -1,0 +1,226 @@
+"""Executing code cells in a child Python process: one namespace per page, in order, like a notebook.
+
+Why a child process: a runaway cell (`while True: pass`) must become a clear build error, not a hung build,
+and user code must not be able to disturb the builder's own state (sys.modules, cwd, stdout).
+
+Protocol: the parent writes one JSON request on the child's stdin {root, prelude, cells: [{filename, code}]};
+the child answers one JSON line per event on its original stdout: {"ready": true}, then one result per cell.
+User output never reaches that channel.
+"""
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import queue
+import subprocess
+import sys
+import threading
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+from ..model import CELL_PREFIX
+
+CELL_TIMEOUT_S = 10.0
+"""Longest a single cell may run at build time before the build gives up on it."""
+STARTUP_TIMEOUT_S = 60.0
+"""Time the child process may take to start and import NumPy."""
+MAX_OUTPUT_LINES = 2000
+"""Same cap as the browser runtime: a cell printing more is cut and marked truncated."""
+MAX_OUTPUT_CHARS = 200_000
+MAX_REPR_CHARS = 200_000
+
+# Explicit defaults (NumPy's own) so that both interpreters print the same, whatever the environment set.
+PRELUDE = (
+    "import numpy as _np\n"
+    "_np.set_printoptions(precision=8, threshold=1000, edgeitems=3, linewidth=75, suppress=False,\n"
+    "                     nanstr='nan', infstr='inf', sign='-', floatmode='maxprec', legacy=False)\n"
+    "del _np\n"
+)
+
+
+class _Capture:
+    """A text stream that appends to a shared, capped list of (stream, text) chunks."""
+
+    def __init__(self, sink: "_Sink", name: str):
+        self._sink, self.name = sink, name
+        self.encoding = "utf-8"
+
+    def write(self, s: str) -> int:
+        if not isinstance(s, str):
+            raise TypeError(f"write() argument must be str, not {type(s).__name__}")
+        self._sink.write(self.name, s)
+        return len(s)
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return False
+
+    def writable(self) -> bool:
+        return True
+
+
+class _Sink:
+    def __init__(self) -> None:
+        self.chunks: list[list[str]] = []
+        self.lines = 0
+        self.chars = 0
+        self.truncated = False
+
+    def write(self, stream: str, s: str) -> None:
+        if self.truncated or not s:
+            return
+        room_lines = MAX_OUTPUT_LINES - self.lines
+        if s.count("\n") > room_lines or self.chars + len(s) > MAX_OUTPUT_CHARS:
+            cut = len(s)
+            if s.count("\n") > room_lines:
+                pos = -1
+                for _ in range(room_lines):
+                    pos = s.find("\n", pos + 1)
+                cut = pos + 1
+            s = s[:min(cut, MAX_OUTPUT_CHARS - self.chars)]
+            self.truncated = True
+        self.lines += s.count("\n")
+        self.chars += len(s)
+        if s:
+            if self.chunks and self.chunks[-1][0] == stream:
+                self.chunks[-1][1] += s
+            else:
+                self.chunks.append([stream, s])
+
+
+def _trimmed_traceback(exc: BaseException) -> tuple[str, list[tuple[str, int]]]:
+    """Traceback text keeping only frames of user cells; also [(filename, line)] of those frames."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename.startswith(CELL_PREFIX)]
+    lines: list[str] = []
+    if frames:
+        lines.append("Traceback (most recent call last):\n")
+        lines.extend(traceback.StackSummary.from_list(frames).format())
+    lines.extend(traceback.format_exception_only(type(exc), exc))
+    return "".join(lines), [(f.filename, f.lineno or 0) for f in frames]
+
+
+def _browser_executor(root: Path):
+    """The browser's cell executor (theme/js/python/course_runtime.py), loaded from its file: the build runs
+    cells with the very same notebook semantics the Pyodide worker uses."""
+    module = sys.modules.get("course_runtime")
+    if module is None:
+        path = root / "theme" / "js" / "python" / "course_runtime.py"
+        spec = importlib.util.spec_from_file_location("course_runtime", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)  # type: ignore[union-attr]
+        sys.modules["course_runtime"] = module
+    return module
+
+
+def execute_cell(code: str, filename: str, namespace: dict, root: Path) -> dict:
+    """Run `code` in `namespace` like a notebook cell: the value of a trailing expression is the result."""
+    sink = _Sink()
+    saved = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = _Capture(sink, "stdout"), _Capture(sink, "stderr")  # type: ignore[assignment]
+    result: dict[str, Any] = {"repr": None, "error": None}
+    started = time.perf_counter()
+    try:
+        result["repr"], repr_cut = _browser_executor(root).execute_notebook_cell(code, filename, namespace, MAX_REPR_CHARS)
+        sink.truncated = sink.truncated or repr_cut
+    except BaseException as exc:  # noqa: BLE001 - user code may raise anything, SystemExit included
+        text, frames = _trimmed_traceback(exc)
+        own = [line for name, line in frames if name == filename]
+        if isinstance(exc, SyntaxError) and exc.filename == filename:
+            line = exc.lineno or 1
+        else:
+            line = own[-1] if own else 1  # the innermost statement of *this* cell that was executing
+        message = exc.msg if isinstance(exc, SyntaxError) else str(exc)
+        result["error"] = {"type": type(exc).__name__, "message": message, "traceback": text, "line": line}
+    finally:
+        sys.stdout, sys.stderr = saved
+    result.update(chunks=sink.chunks, truncated=sink.truncated, seconds=round(time.perf_counter() - started, 4))
+    return result
+
+
+def child_main() -> None:
+    """Protocol: one JSON request on stdin {root, prelude, cells: [{filename, code}]}; one JSON line per
+    event on the original stdout: {"ready": true}, then one result per cell. User output never reaches it."""
+    proto = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    os.dup2(2, 1)  # anything written to fd 1 behind Python's back lands on stderr, not in the protocol
+    request = json.loads(sys.stdin.read())
+    sys.path.insert(0, request["root"])
+    exec(compile(request["prelude"], "<prelude>", "exec"), {})  # NumPy print options are process-global
+    namespace: dict[str, Any] = {"__name__": "__main__", "__builtins__": __builtins__}
+    proto.write(json.dumps({"ready": True}) + "\n")
+    proto.flush()
+    for cell in request["cells"]:
+        result = execute_cell(cell["code"], cell["filename"], namespace, Path(request["root"]))
+        proto.write(json.dumps(result, ensure_ascii=False) + "\n")
+        proto.flush()
+        if result["error"] and not cell.get("expect_error"):
+            break
+
+
+class CellRunError(Exception):
+    """The child process died, hung or could not start: args = (index of the cell, message)."""
+
+
+def run_cells_in_child(cells: list[dict], root: Path, timeout: float | None = None) -> list[dict]:
+    """Execute `cells` ([{filename, code, expect_error}]) in order in a fresh Python; one result per cell that ran.
+
+    Stops after the first unexpected error. Raises CellRunError(index, message) if a cell exceeds
+    `timeout` seconds or the process dies.
+    """
+    timeout = CELL_TIMEOUT_S if timeout is None else timeout
+    request = {"root": str(root), "prelude": PRELUDE, "cells": cells}
+    env = {**os.environ, "PYTHONHASHSEED": "0", "PYTHONIOENCODING": "utf-8", "PYTHONDONTWRITEBYTECODE": "1"}
+    proc = subprocess.Popen([sys.executable, "-c", "from builder.cells.executor import child_main; child_main()"],
+                            cwd=str(root), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env=env, text=True, encoding="utf-8")
+    lines: queue.Queue[str | None] = queue.Queue()
+    stderr_text: list[str] = []
+
+    def pump_stdout() -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.put(line)
+        lines.put(None)
+
+    def pump_stderr() -> None:
+        assert proc.stderr is not None
+        stderr_text.append(proc.stderr.read()[-4000:])
+
+    threading.Thread(target=pump_stdout, daemon=True).start()
+    threading.Thread(target=pump_stderr, daemon=True).start()
+    results: list[dict] = []
+    try:
+        assert proc.stdin is not None
+        proc.stdin.write(json.dumps(request))
+        proc.stdin.close()
+        waits = [STARTUP_TIMEOUT_S] + [timeout] * len(cells)
+        for step, limit in enumerate(waits):
+            running = max(step - 1, 0)  # index of the cell the child is busy with
+            try:
+                line = lines.get(timeout=limit)
+            except queue.Empty:
+                what = "did not finish" if step else "could not start Python"
+                raise CellRunError(running, f"{what} within {limit:g} s (infinite loop?); the build stopped it") from None
+            if line is None:
+                proc.wait(timeout=5)
+                tail = "".join(stderr_text).strip()
+                raise CellRunError(running, f"crashed the Python process (exit code {proc.returncode})"
+                                   + (f":\n{tail}" if tail else ""))
+            if step == 0:
+                continue
+            results.append(json.loads(line))
+            if results[-1]["error"] and not cells[step - 1]["expect_error"]:
+                break  # the child stops after an unexpected error, too
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+    return results
+
+
+if __name__ == "__main__":
+    child_main()

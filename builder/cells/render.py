@@ -1,0 +1,105 @@
+"""Rendering a code cell: a toolbar, the server-highlighted source (readable without JavaScript; theme/js/cells.js
+later swaps the <pre> for a CodeMirror editor, loaded only when the reader is about to edit or run code) and the
+captured "构建时输出", in the same structure cells.js produces after a run in the browser."""
+from __future__ import annotations
+
+from typing import Any
+
+from markdown_it.common.utils import escapeHtml
+from pygments import format as pygments_format
+from pygments.formatters import HtmlFormatter
+from pygments.lexers import PythonLexer
+from pygments.token import STANDARD_TYPES
+from pygments.token import Token as PygmentsToken
+
+from ..model import Cell, CellOutput
+from .executor import PRELUDE
+
+# The Pygments classes theme/css/base.css colours (.hl-k, .hl-s2, …). A token of any other type (names,
+# punctuation, whitespace: most of the tokens) gets no <span>: it would be unstyled markup, ~40 % of the
+# static code's bytes. tests/unit/test_cells.py checks this set against base.css.
+STYLED_CLASSES = frozenset({
+    "k", "kn", "kc", "kd", "kr", "ow",              # keywords
+    "s", "s1", "s2", "sd", "sa", "si", "se",        # strings
+    "m", "mi", "mf", "mh",                          # numbers
+    "c", "c1", "cm", "ch",                          # comments
+    "nf", "nb", "bp", "fm",                         # functions, builtins
+    "o",                                            # operators
+})
+_CELL_FORMATTER = HtmlFormatter(nowrap=True, classprefix="hl-")
+
+
+def _css_class(ttype: Any) -> str:
+    while ttype not in STANDARD_TYPES:  # a token subtype Pygments has no class for uses its parent's
+        ttype = ttype.parent
+    return STANDARD_TYPES[ttype]
+
+
+def highlight_cell_source(code: str) -> str:
+    """The cell's Python as HTML: spans (hl- classes) only on the tokens the theme colours, the rest as
+    escaped text (consecutive plain tokens merge into one text run)."""
+    tokens = PythonLexer(stripnl=False, ensurenl=False).get_tokens(code)
+    plain = ((ttype if _css_class(ttype) in STYLED_CLASSES else PygmentsToken.Text, value) for ttype, value in tokens)
+    return pygments_format(plain, _CELL_FORMATTER)
+
+
+
+def _output_html(out: CellOutput | None) -> str:
+    """The build-time output, as escaped text in the same structure cells.js produces after a run."""
+    parts: list[str] = []
+    if out is not None:
+        for stream, text in out.chunks:
+            parts.append(f'<span class="cell-{stream}">{escapeHtml(text)}</span>')
+        if out.error:
+            parts.append(f'<span class="cell-error">{escapeHtml(out.error["traceback"])}</span>')
+        if out.repr is not None:
+            parts.append(f'<span class="cell-result">{escapeHtml(out.repr)}</span>')
+        if out.truncated:
+            parts.append('<span class="cell-truncated">输出过长，已截断</span>')
+    body = "".join(parts)
+    return (f'<div class="cell-output" data-origin="build"{"" if body else " data-empty"}>'
+            f'<div class="cell-output-head"><span class="cell-output-label">构建时输出</span>'
+            f'<span class="cell-status" role="status" aria-live="polite"></span></div>'
+            f'<pre class="cell-log" role="log" aria-live="polite" aria-label="输出" tabindex="0">{body}</pre>'
+            f'</div>')
+
+
+def render_cell(cell: Cell, first: bool) -> str:
+    """One cell: a toolbar, the highlighted source (the editor replaces it), the build-time output."""
+    code_html = highlight_cell_source(cell.code)
+    n_lines = cell.code.count("\n")
+    attrs = [f'id="{escapeHtml(cell.element_id)}"', f'data-cell-id="{escapeHtml(cell.id)}"',
+             f'data-source-hash="{cell.source_hash}"', f'style="--cell-lines: {n_lines}"']
+    attrs += [a for a, on in (("data-hide", cell.hide), ("data-readonly", cell.readonly),
+                              ("data-expect-error", cell.expect_error)) if on]
+    label = "准备代码" if cell.hide else "代码单元"
+    toolbar = (
+        '<div class="cell-toolbar" role="group" aria-label="代码单元操作">'
+        f'<span class="cell-name" aria-hidden="true">{label} · <code>{escapeHtml(cell.id)}</code></span>'
+        '<span class="cell-modified" hidden>已修改</span>'
+        '<button type="button" class="cell-btn cell-run" data-action="run" disabled '
+        'title="运行（Ctrl/⌘ + Enter）" aria-keyshortcuts="Control+Enter Meta+Enter">▶ 运行</button>'
+        '<button type="button" class="cell-btn cell-stop" data-action="stop" disabled hidden>■ 停止</button>'
+        f'<button type="button" class="cell-btn cell-reset" data-action="reset" disabled title="恢复作者的原始代码">↺ 重置</button>'
+        '</div>'
+    )
+    # Focusable (tabindex): the reader can scroll it with the keyboard and run it with Ctrl/⌘+Enter before
+    # the editor has loaded; cells.js adds the key handling and later swaps this <pre> for CodeMirror.
+    source = (f'<div class="cell-editor"><pre class="cell-source" tabindex="0" '
+              f'aria-label="Python 代码（单元 {escapeHtml(cell.id)}）"><code class="language-python">'
+              f'{code_html}</code></pre></div>')
+    notice = '<div class="cell-notice" role="status" hidden></div>'
+    inner = toolbar + notice + source + _output_html(cell.output)
+    if cell.hide:
+        inner = (f'<details class="cell-setup"><summary>准备代码（已折叠；运行下方单元前会自动执行）</summary>'
+                 f'{inner}</details>')
+    html = f'<section class="code-cell" {" ".join(attrs)} aria-label="{label} {escapeHtml(cell.id)}">{inner}</section>\n'
+    if first:
+        bar = ('<div class="cells-bar" role="group" aria-label="本页代码">'
+               f'<button type="button" class="cell-btn cells-run-all" data-action="run-all" disabled>▶▶ 全部运行</button>'
+               '<span class="cells-bar-status" role="status" aria-live="polite">本页代码已在构建时运行，下方显示的是构建时输出；'
+               '点击“运行”即可在浏览器中重新执行（首次需加载 Python 运行环境）。</span>'
+               f'<script type="text/plain" class="cells-prelude">{escapeHtml(PRELUDE)}</script>'
+               '</div>\n')
+        html = bar + html
+    return html

@@ -1,0 +1,95 @@
+"""Stage: run cells — every page's code cells executed at build time, in page order (builder/cells/executor.py),
+their outputs cached by content: the key of a page's cells hashes the environment (attention_core, NumPy, the
+executor, the prelude) and every cell's id and source, so a warm build executes nothing.
+
+A cell that raises (unless marked :expect-error:), hangs or crashes the process is a build error at the line
+of the cell that failed.
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import json
+import sys
+from pathlib import Path
+
+from .. import cache as cachestore
+from ..errors import Code
+from ..model import Cell, CellOutput, ParseContext
+from .executor import PRELUDE, CellRunError, run_cells_in_child
+
+EXECUTOR_VERSION = "1"
+"""Bump when the executor's output format changes, to invalidate cached outputs."""
+
+
+def _cache_inputs(root: Path) -> str:
+    """Everything besides the cell sources that can change an output."""
+    pkg = root / "attention_core"
+    h = hashlib.sha256()
+    for p in sorted(pkg.rglob("*.py")) if pkg.is_dir() else []:
+        h.update(p.relative_to(pkg).as_posix().encode() + b"\0" + p.read_bytes() + b"\0")
+    try:
+        numpy_version = importlib.metadata.version("numpy")
+    except importlib.metadata.PackageNotFoundError:
+        numpy_version = "none"
+    executor = root / "theme" / "js" / "python" / "course_runtime.py"
+    executor_hash = hashlib.sha256(executor.read_bytes()).hexdigest() if executor.exists() else "none"
+    return json.dumps([EXECUTOR_VERSION, sys.version_info[:2], numpy_version, h.hexdigest(), PRELUDE, executor_hash])
+
+
+def cache_keys(cells: list[Cell], root: Path) -> list[str]:
+    """Key of cell k = hash of the environment and every cell (id + source) up to and including k."""
+    h = hashlib.sha256(_cache_inputs(root).encode())
+    keys = []
+    for cell in cells:
+        h.update(json.dumps([cell.id, cell.code, cell.expect_error]).encode() + b"\0")
+        keys.append(h.copy().hexdigest())
+    return keys
+
+
+def run_page_cells(context: ParseContext, cache_dir: Path | None, root: Path) -> None:
+    """Fill `cell.output` for every cell of a page (from the cache when possible); report failures as path:line.
+    Nothing runs when a cell of the page has bad options (already reported: running a partial page would only
+    add noise)."""
+    cells = context.cells
+    if not cells or any(cell is None for cell in cells):
+        return
+    key = cache_keys(cells, root)[-1]  # hashes every cell of the page
+    with cachestore.open_cache(cache_dir) as store:
+        result = cachestore.cached(store, cachestore.digest("cells", key), lambda: _execute(cells, root),
+                                   keep=lambda r: r[1] is None)
+    outputs, failure = result
+    for cell, output in zip(cells, outputs):
+        cell.output = output
+    if failure is not None:
+        index, message, offset = failure
+        context.problems.add(Code.CELL, context.rel, context.line_offset + _fence_line(cells[index]) + 1 + offset,
+                             message)
+
+
+def _fence_line(cell: Cell) -> int:
+    return cell.token.map[0] if cell.token is not None and cell.token.map else 0
+
+
+def _execute(cells: list[Cell], root: Path) -> tuple[list[CellOutput], tuple[int, str, int] | None]:
+    """Run the cells: (outputs of the cells that ran, None or (index, message, line offset from the fence)
+    of the first failure)."""
+    request = [{"filename": c.filename, "code": c.code, "expect_error": c.expect_error} for c in cells]
+    try:
+        results = run_cells_in_child(request, root)
+    except CellRunError as exc:
+        index, message = exc.args
+        return [], (index, f"code cell '{cells[index].id}' {message}", 0)  # where it hung is unknown
+    outputs: list[CellOutput] = []
+    for index, (cell, result) in enumerate(zip(cells, results)):
+        output = CellOutput(chunks=[(s, t) for s, t in result["chunks"]], repr=result["repr"],
+                            error=result["error"], truncated=result["truncated"], seconds=result["seconds"])
+        outputs.append(output)
+        error = result["error"]
+        if error and not cell.expect_error:
+            tb = "\n".join("    " + line for line in error["traceback"].rstrip("\n").split("\n"))
+            return outputs, (index, f"code cell '{cell.id}' raised {error['type']}: {error['message']}\n{tb}",
+                             cell.code_offset + error["line"] - 1)
+        if cell.expect_error and not error:
+            return outputs, (index, f"code cell '{cell.id}' is marked :expect-error: but did not raise", 0)
+    return outputs, None

@@ -1,0 +1,42 @@
+"""The site's markdown-it parser: CommonMark + tables + strikethrough + our syntax extensions, one module each
+(every one a `*_plugin(md, …)` in the mdit-py-plugins shape). What a directive turns into is injected: the
+widget (builder/widgets/), code-cell (builder/cells/) and quiz renderers come in as callables, so this package
+knows syntax only.
+
+Parsing and rendering are separate so the build can gather facts from all pages (headings for the link
+checker, formulas for the math stage, cells for the cells stage) before any HTML is produced.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable
+
+from markdown_it import MarkdownIt
+
+from .callout import callout_plugin
+from .code_cell import code_cell_plugin
+from .directive import unknown_directive_plugin
+from .figure import figure_plugin
+from .headings import headings_plugin
+from .highlight import highlight
+from .links import links_plugin
+from .math import math_plugin
+from .quiz import quiz_plugin
+from .widget import WidgetPrepare, widget_plugin
+
+
+def create_markdown(*, content_dir: Path, prepare_widget: WidgetPrepare, render_widget: Callable[[Any], str],
+                    render_cell: Callable[[Any, bool], str]) -> MarkdownIt:
+    """The site's parser. Every directive plugin is added before the unknown-directive check, which must come
+    last: it reports the ```{…} fences no plugin claimed."""
+    md = MarkdownIt("commonmark", {"html": True, "typographer": False, "highlight": highlight}).enable("table").enable("strikethrough")
+    math_plugin(md)
+    callout_plugin(md)
+    headings_plugin(md)
+    links_plugin(md)
+    figure_plugin(md, content_dir=content_dir)
+    widget_plugin(md, prepare=prepare_widget, render=render_widget)
+    code_cell_plugin(md, render=render_cell)
+    quiz_plugin(md)
+    unknown_directive_plugin(md)
+    return md

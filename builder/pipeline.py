@@ -1,0 +1,185 @@
+"""The build, stage by stage, in the order it runs:
+
+    load → parse all → run cells → typeset math → render bodies → check links
+         → assets → search index → KaTeX assets → pages → write
+
+Each stage takes and returns the typed objects of builder/model.py. The four body stages (parse … render) run
+for the pages the page cache misses, in worker processes when many do (builder/page_cache.py); every other
+stage is cached as a whole by the hash of its inputs (`cached`, builder/cache.py). Caching wraps stages, it
+never replaces them. Nothing touches the output folder before the last stage, so a failed build leaves the
+previous site intact; every problem is collected and reported as `path:line: message [code]`.
+"""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from markdown_it import MarkdownIt
+
+from . import assets, checks, output, page_cache, pages, search_index
+from . import cache as cachestore
+from . import math as katex
+from .cells import render_cell, run_page_cells
+from .content import load_site
+from .errors import BuildFailed, Code, Problems
+from .markdown import create_markdown
+from .model import BuildOptions, BuildResult, Page, ParseContext, SiteSource, SourcePage
+from .widgets import prepare_widget, render_widget
+
+
+def build_site(options: BuildOptions | None = None) -> BuildResult:
+    """Build the whole site; raises BuildFailed (with every problem) and leaves `out_dir` untouched on error."""
+    options = options or BuildOptions()
+    started = time.perf_counter()
+    problems = Problems()
+
+    pool = page_cache.early_pool(options, markdown_parser)  # workers start while the content loads (cold, large sites)
+    try:
+        site = load(options, problems)
+        if problems:
+            raise BuildFailed(problems)
+        # parse all → run cells → typeset math → render bodies, for the pages the page cache misses
+        built, n_fresh = page_cache.page_bodies(site, options, problems, body_stages, markdown_parser, pool)
+    finally:
+        if pool is not None:
+            pool.shutdown(wait=False, cancel_futures=True)  # no-op once page_bodies has used it
+    checks.check_links(built, site.planned_slugs, problems)
+    if problems:
+        raise BuildFailed(problems)
+
+    files = build_assets(options, problems)
+    if not problems:
+        files.update(search_index_stage(options, built))  # before the pages: they link it with its hash
+        files.update(katex_assets(options, files, built))
+        files.update(pages_stage(options, site, built, assets.asset_urls(files), problems))
+    if problems:
+        raise BuildFailed(problems)
+
+    write(options, files, built, problems)
+    return BuildResult(pages=len(built), formulas=sum(len(p.facts.formulas) for p in built),
+                       formulas_rendered=n_fresh, seconds=time.perf_counter() - started, out_dir=options.out_dir,
+                       files=files)
+
+
+# ------------------------------------------------------------------------------------------ load
+
+
+def load(options: BuildOptions, problems: Problems) -> SiteSource:
+    """content/site.yml and every page with its front matter (builder/content.py), cached by the content files."""
+    key = cachestore.digest("load", str(options.root), str(options.content_dir),
+                            cachestore.tree_digest([Path(__file__).with_name("content.py"),
+                                                    Path(__file__).with_name("errors.py"),
+                                                    Path(__file__).with_name("model.py")]),
+                            cachestore.tree_digest(sorted(options.content_dir.glob("*.md"))
+                                                   + [options.content_dir / "site.yml"]))
+    before = len(problems)
+    with cachestore.open_cache(options.cache_dir) as store:
+        return cachestore.cached(store, key, lambda: load_site(options.content_dir, options.root, problems),
+                                 keep=lambda _: len(problems) == before)
+
+
+# ------------------------------------------------------------------------------------------ the body stages
+
+
+def markdown_parser(options: BuildOptions) -> MarkdownIt:
+    return create_markdown(content_dir=options.content_dir, prepare_widget=prepare_widget,
+                           render_widget=render_widget, render_cell=render_cell)
+
+
+def body_stages(md: MarkdownIt, site: SiteSource, sources: list[SourcePage], options: BuildOptions) -> tuple[list[Page], int]:
+    """Stages 2–5 for some pages: (the pages with HTML and facts, each with its own problems; formulas typeset)."""
+    parsed = [parse(md, source, site) for source in sources]  # parse all
+    for page in parsed:  # run cells
+        run_page_cells(page.context, options.cache_dir, options.root)
+    fresh = typeset_math(parsed, options)  # typeset math
+    for page in parsed:  # render bodies
+        render_body(md, page)
+    return parsed, fresh
+
+
+def parse(md: MarkdownIt, source: SourcePage, site: SiteSource) -> Page:
+    """Markdown → tokens, and the page's facts (headings, links, formulas, cells, widgets' data, …)."""
+    context = ParseContext(source.rel, source.body_line, Problems(), site.planned_slugs)
+    tokens = md.parse(source.body, context.env())
+    return Page(source, context.facts, tokens, context)
+
+
+def typeset_math(built: list[Page], options: BuildOptions) -> int:
+    """Every formula of these pages typeset once by KaTeX (builder/katex/); returns how many were typeset anew."""
+    formulas = {f for p in built for f, _ in p.facts.formulas}
+    cache = katex.MathCache(options.cache_dir / "katex.sqlite" if options.cache_dir else None)
+    try:
+        html, errors, fresh = katex.render_all(formulas, cache)
+    finally:
+        cache.close()
+    for page in built:
+        page.context.math_html = html
+        for formula, line in page.facts.formulas:
+            if formula in errors:
+                tex = formula[0] if len(formula[0]) < 120 else formula[0][:117] + "…"
+                page.context.problems.add(Code.MATH, page.source.rel, page.source.body_line + line + 1,
+                                          f"KaTeX cannot typeset `{tex}`: {errors[formula]}")
+    return fresh
+
+
+def render_body(md: MarkdownIt, page: Page) -> None:
+    """Tokens → HTML, plus what later stages would otherwise recompute from every page's HTML on every build
+    (its reading time and search sections), so they are cached with the body."""
+    context = page.context
+    page.html = md.renderer.render(page.tokens, md.options, context.env())
+    page.facts.reading_minutes = pages.body_reading_minutes(page.html)
+    if page.source.kind != "index":  # the index page is not searched
+        math_html = context.math_html
+        formulas_html = dict.fromkeys(math_html[f] for f, _ in page.facts.formulas if f in math_html)
+        page.facts.search_sections = search_index.page_search_sections(page.source.title, page.html, formulas_html)
+
+
+# ------------------------------------------------------------------------------------------ site-wide stages
+
+
+def build_assets(options: BuildOptions, problems: Problems) -> dict[str, bytes]:
+    """Theme CSS/JS bundles, KaTeX's files and the runtime script: re-built when the theme, the build code,
+    attention_core or the installed front-end packages (package-lock.json) change."""
+    root = options.root
+    key = cachestore.digest(
+        "assets", f"runtime={options.python_runtime} pyodide={options.pyodide_dir}",
+        cachestore.tree_digest([options.theme_dir, Path(__file__).parent, root / "attention_core",
+                                root / "package-lock.json", root / "node_modules" / "katex" / "package.json"]))
+    try:
+        with cachestore.open_cache(options.cache_dir) as store:
+            return cachestore.cached(store, key, lambda: assets.build_assets(options))
+    except assets.AssetError as exc:
+        problems.add(Code.ASSET, exc.path, None, str(exc))
+        return {}
+
+
+def search_index_stage(options: BuildOptions, built: list[Page]) -> dict[str, bytes]:
+    """assets/search-index.js from every page's search sections (computed with its body)."""
+    with cachestore.open_cache(options.cache_dir) as store:
+        return cachestore.cached(store, cachestore.digest("search", page_cache.pages_key(built)),
+                                 lambda: search_index.search_index_files(built))
+
+
+def katex_assets(options: BuildOptions, files: dict[str, bytes], built: list[Page]) -> dict[str, bytes]:
+    """KaTeX's stylesheet and fonts cut down to what the site's formulas use."""
+    katex_files = {name: data for name, data in files.items() if name.startswith("assets/katex/")}
+    return katex.site_katex_assets_cached(katex_files, (f for p in built for f, _ in p.facts.formulas),
+                                          options.cache_dir)
+
+
+def pages_stage(options: BuildOptions, site: SiteSource, built: list[Page], asset_urls: dict[str, str],
+                problems: Problems) -> dict[str, bytes]:
+    """Complete HTML pages (Jinja2 templates around the bodies), each cached by its whole template context."""
+    with cachestore.open_cache(options.cache_dir) as store:
+        return pages.render_pages(site, built, options, problems, asset_urls, store=store)
+
+
+def write(options: BuildOptions, files: dict[str, bytes], built: list[Page], problems: Problems) -> None:
+    """Everything into a fresh folder next to `out_dir`, swapped into place (builder/output.py)."""
+    try:
+        output.write_site(files, options.out_dir, assets.output_writers(options, built))
+    except assets.AssetError as exc:
+        problems.add(Code.ASSET, exc.path, None, str(exc))
+        raise BuildFailed(problems) from exc
+
+
+__all__ = ["build_site", "body_stages", "markdown_parser", "parse", "render_body", "typeset_math"]

@@ -1,0 +1,111 @@
+"""A ```{widget} block, from its YAML options to its HTML: options checked against the widget's schema (every
+problem with the line of the offending option), data computed, then rendered as the fallback HTML plus the data
+as `<script type="application/json">` (theme/js/widgets/<name>.js mounts on it)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import yaml
+from markdown_it.common.utils import escapeHtml
+
+from attention_core import get_example
+
+from .fallback import embed_json
+from .registry import all_widgets
+from .schema import OptionError, Widget
+
+Report = Callable[[str, "int | None"], None]
+"""report(message, 0-based line in the block's body or None for the fence line)."""
+
+
+@dataclass
+class WidgetBlock:
+    widget: Widget
+    options: dict[str, Any]
+    data: dict[str, Any]
+    ident: str  # the element id, "widget-<n>" (n counts the page's widgets)
+
+    @property
+    def name(self) -> str:
+        return self.widget.name
+
+
+def _option_lines(content: str) -> dict[str, tuple[int, int, list[int]]]:
+    """key -> (0-based line of the key, line of the value, lines of list items) from the YAML body."""
+    lines: dict[str, tuple[int, int, list[int]]] = {}
+    root = yaml.compose(content, Loader=yaml.SafeLoader)
+    if isinstance(root, yaml.MappingNode):
+        for key, value in root.value:
+            items = [n.start_mark.line for n in value.value] if isinstance(value, yaml.SequenceNode) else []
+            lines[str(key.value)] = (key.start_mark.line, value.start_mark.line, items)
+    return lines
+
+
+def prepare_widget(name: str, body: str, report: Report, number: int) -> WidgetBlock | None:
+    """Validate one ```{widget} block and compute its data; report every problem (with its 0-based line in the
+    block's body, None for the fence line) and return None if there was any. `number` makes the element id."""
+    failed = False
+
+    def error(message: str, line: int | None = None) -> None:
+        nonlocal failed
+        failed = True
+        report(message, line)
+
+    widgets = all_widgets()
+    widget = widgets.get(name)
+    if widget is None:
+        known = ", ".join(sorted(widgets))
+        error(f"unknown widget '{name}' (known: {known})" if name else f"missing widget name after {{widget}} (known: {known})")
+        return None
+    try:
+        raw = yaml.safe_load(body) if body.strip() else {}
+        lines = _option_lines(body) if body.strip() else {}
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        last_line = max(0, len(body.rstrip("\n").split("\n")) - 1)  # EOF errors point at the last option line
+        error(f"widget options are not valid YAML: {getattr(exc, 'problem', None) or exc}",
+              min(mark.line, last_line) if mark is not None else 0)
+        return None
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, dict):
+        error("widget options must be `key: value` lines", 0)
+        return None
+
+    options = widget.defaults()
+    for key, value in raw.items():
+        key_line, value_line, item_lines = lines.get(str(key), (0, 0, []))
+        spec = widget.options.get(str(key))
+        if spec is None:
+            error(f"unknown option '{key}' for widget '{name}' (allowed: {', '.join(widget.options)})", key_line)
+            continue
+        try:
+            options[str(key)] = spec.check(str(key), value)
+        except OptionError as exc:
+            line = item_lines[exc.item] if exc.item is not None and exc.item < len(item_lines) else value_line
+            error(str(exc), line)
+            continue
+        if spec.kind in ("example", "examples"):
+            for i, ident in enumerate(value if isinstance(value, list) else [value]):
+                reason = widget.accepts(get_example(ident))
+                if reason:
+                    line = item_lines[i] if spec.kind == "examples" and i < len(item_lines) else value_line
+                    error(f"example '{ident}' cannot be used by the {name} widget: {reason}", line)
+    if failed:
+        return None
+    for key, message in widget.check(options):
+        error(message, lines[key][1] if key in lines else None)
+    if failed:
+        return None
+    return WidgetBlock(widget, options, widget.compute(options), f"widget-{number}")
+
+
+def render_widget(block: WidgetBlock) -> str:
+    w, ident = block.widget, block.ident
+    return (f'<div class="widget widget-{w.name}" data-widget="{w.name}" id="{ident}" role="group" '
+            f'aria-labelledby="{ident}-title">'
+            f'<p class="widget-title" id="{ident}-title"><span class="widget-kicker">交互演示</span>{escapeHtml(w.title)}</p>'
+            f'<div class="widget-body">{w.fallback(block.data)}</div>'
+            f'<script type="application/json" class="widget-data">{embed_json(block.data)}</script>'
+            "</div>\n")

@@ -12,7 +12,8 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from builder.errors import BuildFailed  # noqa: E402
-from builder.site import BuildOptions, BuildResult, build_site  # noqa: E402
+from builder.model import BuildOptions, BuildResult  # noqa: E402
+from builder.pipeline import build_site  # noqa: E402
 
 
 def build(content_dir: Path, out_dir: Path, *, python_runtime: bool = False, cache_dir: Path | None = None) -> BuildResult:

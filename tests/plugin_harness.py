@@ -1,30 +1,33 @@
-"""Render a Markdown snippet through the site's real parser and stages, for fixture tests of plugins."""
+"""Render a Markdown snippet through the site's real parser and body stages (builder/pipeline.py), for the
+fixture tests of the syntax extensions and for unit tests of one page."""
 from __future__ import annotations
 
 from pathlib import Path
 
-from builder.content import PlannedPage, SiteSource, SourcePage
-from builder.errors import Problems
-from builder.markdown import create_markdown
-from builder.site import BuildOptions, Page, directive_plugins, new_env, typeset_math
+from builder import pipeline
+from builder.model import BuildOptions, PageFacts, PlannedPage, SiteSource, SourcePage
 
 from tests.conftest import ROOT
 
+PLANNED = [PlannedPage("qkv-explained", "Q、K、V 详解", "explainer")]
 
-def render_snippet(text: str, *, content_dir: Path | None = None, rel: str = "content/test.md",
-                   body_line: int = 0) -> tuple[str, list[str]]:
-    """Return (HTML, ["path:line: message [code]", …]) for a Markdown body (no front matter)."""
+
+def render_page(text: str, *, content_dir: Path | None = None, rel: str = "content/test.md", body_line: int = 0,
+                cache_dir: Path | None = None, planned: list[PlannedPage] | None = None,
+                ) -> tuple[str, list[str], PageFacts]:
+    """(HTML, ["path:line: message [code]", …], the page's facts) of a page body (no front matter), through
+    parse → run cells → typeset math → render, as the build does it."""
     content_dir = content_dir or ROOT / "content"
-    options = BuildOptions(content_dir=content_dir, cache_dir=None, python_runtime=False)
-    md = create_markdown(content_dir=content_dir, extra_plugins=directive_plugins(options))
-    md.options["build_options"] = options
-    problems = Problems()
+    options = BuildOptions(root=ROOT, content_dir=content_dir, cache_dir=cache_dir, python_runtime=False)
     source = SourcePage(path=content_dir / Path(rel).name, rel=rel, meta={"slug": "test", "title": "测试", "kind": "explainer"},
                         body=text, body_line=body_line)
     site = SiteSource(root=ROOT, content_dir=content_dir, series="s", title="t",
-                      planned=[PlannedPage("qkv-explained", "Q、K、V 详解", "explainer")])
-    env = new_env(source, site, problems)
-    page = Page(source, md.parse(text, env), env)
-    typeset_math([page], None, problems)
-    html = md.renderer.render(page.tokens, md.options, env)
-    return html, [str(p) for p in problems.sorted()]
+                      planned=PLANNED if planned is None else planned)
+    (page,), _ = pipeline.body_stages(pipeline.markdown_parser(options), site, [source], options)
+    return page.body_html, [str(p) for p in page.context.problems.sorted()], page.facts
+
+
+def render_snippet(text: str, **kwargs) -> tuple[str, list[str]]:
+    """Return (HTML, ["path:line: message [code]", …]) for a Markdown body (no front matter)."""
+    html, problems, _ = render_page(text, **kwargs)
+    return html, problems

@@ -17,10 +17,8 @@ from markdown_it.utils import read_fixture_file
 
 from builder import cells
 from builder.completions import GLOBAL_NAME, completions_script
-from builder.content import SiteSource, SourcePage
-from builder.errors import Problems
-from builder.markdown import create_markdown
-from builder.site import BuildOptions, directive_plugins, new_env
+from builder.model import Cell
+from tests.plugin_harness import render_page as render_body
 from tests.conftest import ROOT, build
 from tests.plugin_harness import render_snippet
 
@@ -54,26 +52,26 @@ def test_fixture(source: str, expected: str) -> None:
 
 def test_last_expression_is_evaluated_like_ipython() -> None:
     ns: dict = {}
-    first = cells.execute_cell("a = [1, 2]\nprint('x')\nlen(a)\n", "<cell-t>", ns)
+    first = cells.execute_cell("a = [1, 2]\nprint('x')\nlen(a)\n", "<cell-t>", ns, ROOT)
     assert first["chunks"] == [["stdout", "x\n"]]
     assert first["repr"] == "2" and first["error"] is None
-    assert cells.execute_cell("a.append(3)\n", "<cell-u>", ns)["repr"] is None  # statement → no result
-    assert cells.execute_cell("None\n", "<cell-v>", ns)["repr"] is None
-    assert cells.execute_cell("a\n", "<cell-w>", ns)["repr"] == "[1, 2, 3]"
+    assert cells.execute_cell("a.append(3)\n", "<cell-u>", ns, ROOT)["repr"] is None  # statement → no result
+    assert cells.execute_cell("None\n", "<cell-v>", ns, ROOT)["repr"] is None
+    assert cells.execute_cell("a\n", "<cell-w>", ns, ROOT)["repr"] == "[1, 2, 3]"
 
 
 def test_numpy_arrays_are_repr_d_as_numpy_prints_them_under_the_prelude() -> None:
     ns: dict = {}
     exec(cells.PRELUDE, {})
-    out = cells.execute_cell("import numpy as np\nnp.linspace(0, 1, 3)\n", "<cell-n>", ns)
+    out = cells.execute_cell("import numpy as np\nnp.linspace(0, 1, 3)\n", "<cell-n>", ns, ROOT)
     assert out["repr"] == repr(np.linspace(0, 1, 3))
     assert np.get_printoptions()["precision"] == 8 and np.get_printoptions()["threshold"] == 1000
 
 
 def test_error_reports_the_innermost_line_of_the_raising_cell() -> None:
     ns: dict = {}
-    cells.execute_cell("def f():\n    return 1 / 0\n", "<cell-def>", ns)
-    out = cells.execute_cell("x = 1\ny = f()\n", "<cell-call>", ns)
+    cells.execute_cell("def f():\n    return 1 / 0\n", "<cell-def>", ns, ROOT)
+    out = cells.execute_cell("x = 1\ny = f()\n", "<cell-call>", ns, ROOT)
     err = out["error"]
     assert err["type"] == "ZeroDivisionError"
     assert err["line"] == 2  # the call in *this* cell; the division lives in <cell-def>
@@ -82,11 +80,11 @@ def test_error_reports_the_innermost_line_of_the_raising_cell() -> None:
 
 
 def test_output_is_capped_and_marked_truncated() -> None:
-    out = cells.execute_cell("for i in range(5000):\n    print(i)\n", "<cell-big>", {})
+    out = cells.execute_cell("for i in range(5000):\n    print(i)\n", "<cell-big>", {}, ROOT)
     text = "".join(t for _, t in out["chunks"])
     assert out["truncated"] is True
-    assert text.count("\n") == cells.MAX_OUTPUT_LINES
-    assert text.startswith("0\n1\n2\n") and f"\n{cells.MAX_OUTPUT_LINES - 1}\n" in text
+    assert text.count("\n") == cells.executor.MAX_OUTPUT_LINES
+    assert text.startswith("0\n1\n2\n") and f"\n{cells.executor.MAX_OUTPUT_LINES - 1}\n" in text
 
 
 # ------------------------------------------------------------------------------- whole pages with cells
@@ -107,28 +105,19 @@ v * 2
 """
 
 
-def render_page(text: str, cache_dir: Path | None) -> tuple[str, list[str], dict]:
-    """Parse + render one page body with the real parser and a chosen cell cache → (html, problems, env)."""
-    options = BuildOptions(cache_dir=cache_dir, python_runtime=False)
-    md = create_markdown(content_dir=ROOT / "content", extra_plugins=directive_plugins(options))
-    md.options["build_options"] = options
-    problems = Problems()
-    source = SourcePage(path=ROOT / "content" / "t.md", rel="content/t.md", meta={"slug": "t", "title": "t"},
-                        body=text, body_line=3)
-    site = SiteSource(root=ROOT, content_dir=ROOT / "content", series="s", title="t", planned=[])
-    env = new_env(source, site, problems)
-    html = md.renderer.render(md.parse(text, env), md.options, env)
-    return html, [str(p) for p in problems.sorted()], env
+def render_page(text: str, cache_dir: Path | None):
+    """Parse, run, render one page body with the real stages and a chosen cell cache → (html, problems, facts)."""
+    return render_body(text, rel="content/t.md", body_line=3, cache_dir=cache_dir, planned=[])
 
 
 def test_outputs_are_cached_by_content_and_earlier_cells(tmp_path, monkeypatch) -> None:
     calls = []
-    real = cells.run_cells_in_child
-    monkeypatch.setattr(cells, "run_cells_in_child", lambda *a, **k: calls.append(1) or real(*a, **k))
-    html, problems, env = render_page(PAGE.format(marker="第一次"), tmp_path)
+    real = cells.run.run_cells_in_child
+    monkeypatch.setattr(cells.run, "run_cells_in_child", lambda *a, **k: calls.append(1) or real(*a, **k))
+    html, problems, facts = render_page(PAGE.format(marker="第一次"), tmp_path)
     assert problems == [] and len(calls) == 1
     assert "第一次" in html and "array([0, 2, 4, 6])" in html
-    assert env["features"] == {"cells"} and {"cell-first", "cell-second"} <= env["extra_ids"]
+    assert facts.features == {"cells"} and {"cell-first", "cell-second"} <= facts.extra_ids
 
     again, _, _ = render_page(PAGE.format(marker="第一次"), tmp_path)
     assert again == html and len(calls) == 1  # warm: nothing executed
@@ -139,8 +128,8 @@ def test_outputs_are_cached_by_content_and_earlier_cells(tmp_path, monkeypatch) 
 
 
 def test_cache_keys_chain_over_earlier_cells() -> None:
-    def cell(cid: str, code: str) -> cells.Cell:
-        return cells.Cell(token=None, id=cid, code=code, code_offset=1)  # type: ignore[arg-type]
+    def cell(cid: str, code: str) -> Cell:
+        return Cell(token=None, id=cid, code=code, code_offset=1)  # type: ignore[arg-type]
 
     a, b = cells.cache_keys([cell("a", "x = 1\n"), cell("b", "x\n")], ROOT)
     a2, b2 = cells.cache_keys([cell("a", "x = 2\n"), cell("b", "x\n")], ROOT)
@@ -148,16 +137,19 @@ def test_cache_keys_chain_over_earlier_cells() -> None:
     assert cells.cache_keys([cell("a", "x = 1\n")], ROOT) == [a]
 
 
-def test_failures_are_not_cached(tmp_path) -> None:
+def test_failures_are_not_cached(tmp_path, monkeypatch) -> None:
+    calls = []
+    real = cells.run.run_cells_in_child
+    monkeypatch.setattr(cells.run, "run_cells_in_child", lambda *a, **k: calls.append(1) or real(*a, **k))
     body = "```{code-cell} python\n:id: bad\nraise RuntimeError('x')\n```\n"
     for _ in range(2):
         _, problems, _ = render_page(body, tmp_path)
         assert problems and problems[0].startswith("content/t.md:6: code cell 'bad' raised RuntimeError: x")
-    assert list(tmp_path.rglob("*.json")) == []
+    assert len(calls) == 2  # executed again: the failure was not cached
 
 
 def test_a_runaway_cell_is_stopped_with_a_clear_error(monkeypatch) -> None:
-    monkeypatch.setattr(cells, "CELL_TIMEOUT_S", 1.0)
+    monkeypatch.setattr(cells.executor, "CELL_TIMEOUT_S", 1.0)
     _, problems, _ = render_page("```{code-cell} python\n:id: spin\nwhile True:\n    pass\n```\n", None)
     assert problems == ["content/t.md:4: code cell 'spin' did not finish within 1 s (infinite loop?); "
                         "the build stopped it [cell]"]
@@ -193,11 +185,11 @@ def test_site_build_links_the_editor_only_on_pages_with_cells(make_content, tmp_
 def test_static_code_spans_only_the_tokens_the_theme_colours() -> None:
     """Unstyled spans (names, punctuation) are dropped; the text and every coloured token are kept."""
     css = (ROOT / "theme" / "css" / "base.css").read_text("utf-8")
-    assert cells.STYLED_CLASSES == set(re.findall(r"\.hl-(\w+)", css))
+    assert cells.render.STYLED_CLASSES == set(re.findall(r"\.hl-(\w+)", css))
     code = "import numpy as np\n\ndef f(x, y=2.5):  # 注释 <b>\n    return np.exp(x) @ y if x is not None else 'a<b>'\n"
     html = cells.highlight_cell_source(code)
     used = set(re.findall(r'<span class="hl-(\w+)">', html))
-    assert used and used <= cells.STYLED_CLASSES
+    assert used and used <= cells.render.STYLED_CLASSES
     assert {"kn", "k", "nf", "mf", "c1", "o", "ow", "kc", "s1"} <= used
     assert html.count("<span") == html.count("</span>")
     text = re.sub(r"</?span[^>]*>", "", html)

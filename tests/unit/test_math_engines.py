@@ -7,8 +7,8 @@ import pytest
 from builder import math as mathstage
 from builder.errors import BuildFailed, Problems
 from builder.content import load_site
-from builder.markdown import create_markdown
-from builder.site import directive_plugins, BuildOptions, new_env
+from builder import pipeline
+from builder.model import BuildOptions
 from tests.conftest import ROOT, build
 
 pytest.importorskip("py_mini_racer")
@@ -30,12 +30,10 @@ SYNTHETIC = [
 def course_formulas() -> set[tuple[str, bool]]:
     problems = Problems()
     site = load_site(ROOT / "content", ROOT, problems)
-    md = create_markdown(content_dir=ROOT / "content", extra_plugins=directive_plugins(BuildOptions()))
+    md = pipeline.markdown_parser(BuildOptions(python_runtime=False))
     formulas: set[tuple[str, bool]] = set()
-    for page in site.pages:
-        env = new_env(page, site, Problems())
-        md.parse(page.body, env)
-        formulas.update(f for f, _ in env.get("formulas", []))
+    for source in site.pages:
+        formulas.update(f for f, _ in pipeline.parse(md, source, site).facts.formulas)
     return formulas
 
 

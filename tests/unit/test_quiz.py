@@ -10,11 +10,8 @@ import pytest
 import yaml
 from markdown_it.utils import read_fixture_file
 
-from builder.errors import Problems
-from builder.markdown import create_markdown
-from builder.site import BuildOptions, directive_plugins
 from tests.conftest import ROOT, BuildFailed, build
-from tests.plugin_harness import render_snippet
+from tests.plugin_harness import render_page, render_snippet
 
 FIXTURE = ROOT / "tests" / "fixtures" / "quiz.md"
 
@@ -45,12 +42,10 @@ def test_quiz_fixture(source: str, expected: str) -> None:
 
 
 def test_quiz_page_declares_ids_and_feature() -> None:
-    md = create_markdown(content_dir=ROOT / "content", extra_plugins=directive_plugins(BuildOptions(python_runtime=False)))
-    env = {"rel": "content/x.md", "problems": Problems(), "features": set(), "line_offset": 0}
-    md.parse("```{quiz}\nid: a-1\nquestion: 问\noptions:\n  - text: x\n    correct: true\n```\n", env)
-    assert env["quiz_ids"] == ["a-1"]
-    assert "quiz-a-1" in env["extra_ids"]  # so `[测验](#quiz-a-1)` passes the link checker
-    assert "quiz" in env["features"]
+    _, problems, facts = render_page("```{quiz}\nid: a-1\nquestion: 问\noptions:\n  - text: x\n    correct: true\n```\n")
+    assert problems == [] and facts.quiz_ids == ["a-1"]
+    assert "quiz-a-1" in facts.extra_ids  # so `[测验](#quiz-a-1)` passes the link checker
+    assert "quiz" in facts.features
 
 
 def test_links_inside_quiz_text_are_checked(make_content, tmp_path: Path) -> None:

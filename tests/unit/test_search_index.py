@@ -121,22 +121,18 @@ def test_formula_stand_ins_change_nothing_wherever_the_formula_sits() -> None:
 
 def test_search_sections_of_the_real_course_equal_html_parser_s() -> None:
     """Every page of content/ (widgets, code cells, quizzes, math) through the build's fast path."""
-    from builder import incremental
+    from builder import pipeline
     from builder.content import load_site
     from builder.errors import Problems
-    from builder.markdown import create_markdown
-    from builder.search_index import SECTIONS_ENV_KEY, _SectionSplitter
-    from builder.site import BuildOptions, directive_plugins
+    from builder.model import BuildOptions
+    from builder.search_index import _SectionSplitter
 
     options = BuildOptions(python_runtime=False, jobs=1)
     problems = Problems()
     site = load_site(options.content_dir, options.root, problems)
-    md = create_markdown(content_dir=options.content_dir, extra_plugins=directive_plugins(options))
-    md.options["build_options"] = options
-    rendered = incremental.render_sources(md, site, site.pages, options.cache_dir)
-    searched = [(source, html, facts) for source, (html, facts, _, _) in zip(site.pages, rendered)
-                if source.kind != "index"]
-    assert searched and not problems
+    rendered, _ = pipeline.body_stages(pipeline.markdown_parser(options), site, site.pages, options)
+    searched = [(page.source, page.body_html, page.facts) for page in rendered if page.source.kind != "index"]
+    assert searched and not problems and not any(page.context.problems for page in rendered)
     for source, html, facts in searched:
-        assert [s[:3] for s in facts[SECTIONS_ENV_KEY]] == page_sections(html, reference=True), source.rel
+        assert [s[:3] for s in facts.search_sections] == page_sections(html, reference=True), source.rel
         assert _SectionSplitter().feed_fast(html), source.rel  # the build's own markup takes the fast path

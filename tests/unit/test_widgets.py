@@ -20,10 +20,10 @@ from attention_core import (
     softmax,
 )
 from builder.errors import Code
-from builder.markdown import create_markdown
-from builder.widgets import WIDGETS, embed_json, round_significant
+from builder.widgets import all_widgets
+from builder.widgets.fallback import embed_json, round_significant
 from tests.conftest import BuildFailed, build
-from tests.plugin_harness import render_snippet
+from tests.plugin_harness import render_page, render_snippet
 
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "widget.md"
 DATA_RE = re.compile(r'<script type="application/json" class="widget-data">(.*?)</script>', re.S)
@@ -68,8 +68,8 @@ def widget_data(name: str, body: str = "") -> tuple[dict, dict]:
     [page] = embedded(f"```{{widget}} {name}\n{body}```\n")
     import yaml
 
-    options = {**WIDGETS[name].defaults(), **(yaml.safe_load(body) or {})}
-    return WIDGETS[name].compute(options), page
+    options = {**all_widgets()[name].defaults(), **(yaml.safe_load(body) or {})}
+    return all_widgets()[name].compute(options), page
 
 
 def close(a, b, tol: float) -> bool:
@@ -182,7 +182,7 @@ def test_static_heat_table_cells_carry_the_percent_and_the_exact_shade() -> None
     """Fallback heat cells are bare <td>s of a .heat-static table (theme/css/widgets.css styles them as heat
     cells): the text is the whole percent, --w the weight to 2 decimals written briefly, is-high from HIGH, and a
     masked cell is a bare "—" (no weight)."""
-    from builder.widgets import HIGH_WEIGHT, css_number
+    from builder.widgets.fallback import HIGH_WEIGHT, css_number
 
     out, problems = render_snippet("```{widget} heatmap\nexamples: [cat-fast]\nmask: causal\n```\n")
     assert problems == []
@@ -206,7 +206,7 @@ def test_static_heat_table_cells_carry_the_percent_and_the_exact_shade() -> None
 
 
 def test_css_number_is_the_same_number_written_briefly() -> None:
-    from builder.widgets import css_number
+    from builder.widgets.fallback import css_number
 
     assert [css_number(x) for x in (0.12, 1.0, 0.0, 0.004, 0.996, 0.1296, -0.5, -0.001)] == \
         [".12", "1", "0", "0", "1", ".13", "-.5", "0"]
@@ -214,15 +214,10 @@ def test_css_number_is_the_same_number_written_briefly() -> None:
 
 
 def test_page_env_gets_the_feature_and_the_widget_ids() -> None:
-    from builder.errors import Problems
-    from builder.widgets import markdown_plugin
-
-    md = create_markdown(content_dir=Path("."), extra_plugins=[markdown_plugin])
-    env = {"rel": "content/x.md", "problems": Problems(), "features": set()}
-    md.parse("```{widget} temperature\n```\n\n```{widget} multi-head\n```\n", env)
-    assert "widgets" in env["features"] and {"widget-1", "widget-2"} <= env["extra_ids"]
-    md.parse("plain text\n", env2 := {"rel": "content/y.md", "problems": Problems(), "features": set()})
-    assert "widgets" not in env2["features"]
+    _, _, facts = render_page("```{widget} temperature\n```\n\n```{widget} multi-head\n```\n")
+    assert "widgets" in facts.features and {"widget-1", "widget-2"} <= facts.extra_ids
+    _, _, facts2 = render_page("plain text\n")
+    assert "widgets" not in facts2.features
 
 
 # --------------------------------------------------------------------------- a real build

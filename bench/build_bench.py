@@ -21,7 +21,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from builder.site import BuildOptions, build_site  # noqa: E402
+from builder.model import BuildOptions  # noqa: E402
+
+from builder.pipeline import build_site  # noqa: E402
 
 SHARED_FORMULAS = [
     r"\mathrm{softmax}\left(\frac{QK^\top}{\sqrt{d_k}}\right)V", r"QK^\top", r"\sqrt{d_k}", r"\alpha_{ij}",

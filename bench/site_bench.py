@@ -272,11 +272,12 @@ def main() -> int:
     if args.no_build and args.site:
         site = args.site.resolve()
     else:
-        from builder.site import BuildOptions, build_site
+        from builder.model import BuildOptions
+        from builder.pipeline import build_site
         tmp = Path(tempfile.mkdtemp(prefix="site-bench-"))
         site = tmp / "site"
         started = time.perf_counter()
-        build_site(BuildOptions(out_dir=site))
+        build_site(BuildOptions.with_defaults(out_dir=site))
         print(f"built {site} in {time.perf_counter() - started:.2f} s", file=sys.stderr)
     pages = sorted(p.name for p in site.glob("*.html"))
     cell_page = next((p for p in pages if 'class="code-cell"' in (site / p).read_text(encoding="utf-8")), None)

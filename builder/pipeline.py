@@ -46,7 +46,7 @@ def build_site(options: BuildOptions | None = None) -> BuildResult:
     if problems:
         raise BuildFailed(problems)
 
-    files = build_assets(options, problems)
+    files = dict(build_assets(options, problems))  # a copy: the cached dict is shared with later builds
     if not problems:
         files.update(search_index_stage(options, built))  # before the pages: they link it with its hash
         files.update(katex_assets(options, files, built))

@@ -8,9 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from builder import incremental
+import dataclasses
+
+from builder import page_cache, pipeline
 from builder.errors import BuildFailed
-from builder.site import BuildOptions, build_site
+from builder.model import BuildOptions
+from builder.pipeline import build_site
 from tests.conftest import ROOT
 
 
@@ -25,22 +28,21 @@ def course(make_content, tmp_path, monkeypatch):
     make_content("b.md", page("页面 B", "## 第二节 {#two}\n\n$$\n\\sqrt{d_k}\n$$\n\n回到[页面 A](a.html#one)。"))
     make_content("c.md", page("页面 C", "## 第三节\n\n普通文字。"))
     rendered: list[list[str]] = []
-    original = incremental.render_sources
+    original = pipeline.parse
 
-    def spy(md, site, sources, cache_dir):
-        rendered[-1].extend(s.rel.rsplit("/", 1)[-1] for s in sources)
-        return original(md, site, sources, cache_dir)
+    def spy(md, source, site):
+        rendered[-1].append(source.rel.rsplit("/", 1)[-1])
+        return original(md, source, site)
 
-    monkeypatch.setattr(incremental, "render_sources", spy)
-    options = BuildOptions(root=ROOT, content_dir=make_content.dir, theme_dir=ROOT / "theme", out_dir=tmp_path / "site",
-                           cache_dir=tmp_path / "cache", python_runtime=False, jobs=1)
+    monkeypatch.setattr(pipeline, "parse", spy)
 
     def run():
         rendered.append([])
-        build_site(options)
+        build_site(run.options)
         return sorted(rendered[-1])
 
-    run.options = options  # type: ignore[attr-defined]
+    run.options = BuildOptions(root=ROOT, content_dir=make_content.dir, theme_dir=ROOT / "theme",  # type: ignore[attr-defined]
+                               out_dir=tmp_path / "site", cache_dir=tmp_path / "cache", python_runtime=False, jobs=1)
     run.write = make_content  # type: ignore[attr-defined]
     return run
 
@@ -102,7 +104,7 @@ def test_theme_template_change_re_renders_html_without_re_rendering_bodies(cours
     monkeypatch.setattr(assets, "js_bundles", lambda root, theme_dir: bundle(root, ROOT / "theme"))
     theme = tmp_path / "theme"
     shutil.copytree(ROOT / "theme", theme)
-    course.options.theme_dir = theme
+    course.options = dataclasses.replace(course.options, theme_dir=theme)
     base = theme / "templates" / "base.html"
     base.write_text(base.read_text(encoding="utf-8").replace("</body>", "<!-- 模板已修改 -->\n</body>"), encoding="utf-8")
     assert course() == []  # bodies do not depend on templates
@@ -113,7 +115,7 @@ def test_parallel_build_is_byte_identical_to_serial_build(make_content, tmp_path
     for i in range(12):
         shared = "\\mathrm{softmax}(QK^\\top)"
         make_content(f"p{i:02d}.md", page(f"第 {i} 页", f"## 节 {{#s}}\n\n${shared}$ 与 $x_{{{i}}}^2$，见[下一页](p{(i + 1) % 12:02d}.html#s)。"))
-    monkeypatch.setattr(incremental, "POOL_MIN_PAGES", 4)
+    monkeypatch.setattr(page_cache, "POOL_MIN_PAGES", 4)
 
     def site_bytes(jobs: int, name: str) -> dict[str, bytes]:
         out = tmp_path / name

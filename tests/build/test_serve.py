@@ -13,7 +13,7 @@ import urllib.request
 import pytest
 
 from builder.serve import CLIENT_TAG, EVENTS_PATH, DevServer
-from builder.site import BuildOptions
+from builder.model import BuildOptions
 from tests.conftest import ROOT
 
 

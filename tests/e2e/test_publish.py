@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from builder.serve import DevServer
-from builder.site import BuildOptions
+from builder.model import BuildOptions
 from builder.zipsite import ZIP_NAME, zip_site
 from tests.conftest import ROOT
 from tests.e2e.conftest import _close_and_check, _open_context, artifact

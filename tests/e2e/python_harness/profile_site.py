@@ -68,9 +68,10 @@ def main() -> int:
         site = args.site.resolve()
         prepare_python_runtime(site / "assets" / "python", cache_dir=ROOT / ".cache", project_root=ROOT)
     else:
-        from builder.site import BuildOptions, build_site
+        from builder.model import BuildOptions
+        from builder.pipeline import build_site
         site = Path(tempfile.mkdtemp(prefix="pyprofile-")) / "site"
-        build_site(BuildOptions(out_dir=site))
+        build_site(BuildOptions.with_defaults(out_dir=site))
         print(f"built {site}", file=sys.stderr)
     page_name = next(p.name for p in sorted(site.glob("*.html")) if 'class="code-cell"' in p.read_text("utf-8"))
     server = serve(site)

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import yaml
 from markdown_it import MarkdownIt
-from markdown_it.common.utils import escapeHtml
 from markdown_it.token import Token
 
 from ..errors import Code

@@ -12,40 +12,12 @@ import re
 from pathlib import Path
 
 import numpy as np
-import pytest
-from markdown_it.utils import read_fixture_file
 
 from builder import cells
 from builder.completions import GLOBAL_NAME, completions_script
 from builder.model import Cell
 from tests.plugin_harness import render_page as render_body
 from tests.conftest import ROOT, build
-from tests.plugin_harness import render_snippet
-
-FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "code_cell.md"
-
-
-def matches(problem: str, pattern: str) -> bool:
-    regex = ".*".join(re.escape(part) for part in pattern.split("*"))
-    return re.fullmatch(regex, problem, flags=re.S) is not None
-
-
-@pytest.mark.parametrize("source,expected", [
-    pytest.param(src, exp, id=f"code_cell.md:{line + 1}:{title}") for line, title, src, exp in read_fixture_file(FIXTURE)
-])
-def test_fixture(source: str, expected: str) -> None:
-    html, problems = render_snippet(source)
-    lines = [ln for ln in expected.splitlines() if ln.strip()]
-    if lines[0].startswith("ERROR "):
-        for want in lines:
-            pattern = want[len("ERROR "):]
-            assert any(matches(p, pattern) for p in problems), f"{pattern!r} not in {problems}"
-        return
-    assert problems == []
-    for want in lines:
-        assert want.startswith("CONTAINS ")
-        assert want[len("CONTAINS "):] in html, html
-
 
 # ----------------------------------------------------------------------------------- the executor itself
 

@@ -8,38 +8,9 @@ from pathlib import Path
 
 import pytest
 import yaml
-from markdown_it.utils import read_fixture_file
 
 from tests.conftest import ROOT, BuildFailed, build
 from tests.plugin_harness import render_page, render_snippet
-
-FIXTURE = ROOT / "tests" / "fixtures" / "quiz.md"
-
-
-def matches(problem: str, pattern: str) -> bool:
-    return problem.startswith(pattern[:-1]) if pattern.endswith("*") else problem == pattern
-
-
-@pytest.mark.parametrize("source,expected", [
-    pytest.param(source, expected, id=f"quiz.md:{line + 1}:{title}")
-    for line, title, source, expected in read_fixture_file(FIXTURE)
-])
-def test_quiz_fixture(source: str, expected: str) -> None:
-    html, problems = render_snippet(source)
-    lines = [ln for ln in expected.splitlines() if ln.strip()]
-    if lines[0].startswith("ERROR "):
-        patterns = [ln[len("ERROR "):] for ln in lines]
-        for pattern in patterns:
-            assert any(matches(p, pattern) for p in problems), f"{pattern!r} not in {problems}"
-        assert len(problems) == len(patterns), problems
-        return
-    assert problems == []
-    if lines[0].startswith("CONTAINS "):
-        for want in lines:
-            assert want[len("CONTAINS "):] in html
-        return
-    assert html == expected
-
 
 def test_quiz_page_declares_ids_and_feature() -> None:
     _, problems, facts = render_page("```{quiz}\nid: a-1\nquestion: 问\noptions:\n  - text: x\n    correct: true\n```\n")

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from markdown_it.utils import read_fixture_file
 
 from attention_core import (
     causal_mask,
@@ -25,33 +24,7 @@ from builder.widgets.fallback import embed_json, round_significant
 from tests.conftest import BuildFailed, build
 from tests.plugin_harness import render_page, render_snippet
 
-FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "widget.md"
 DATA_RE = re.compile(r'<script type="application/json" class="widget-data">(.*?)</script>', re.S)
-
-
-def fixture_cases():
-    for line, title, source, expected in read_fixture_file(FIXTURE):
-        yield pytest.param(source, expected, id=f"widget.md:{line + 1}:{title}")
-
-
-def matches(problem: str, pattern: str) -> bool:
-    return problem.startswith(pattern[:-1]) if pattern.endswith("*") else problem == pattern
-
-
-@pytest.mark.parametrize("source,expected", list(fixture_cases()))
-def test_fixture(source: str, expected: str) -> None:
-    out, problems = render_snippet(source)
-    lines = [ln for ln in expected.splitlines() if ln.strip()]
-    if lines[0].startswith("ERROR "):
-        patterns = [ln[len("ERROR "):] for ln in lines]
-        for pattern in patterns:
-            assert any(matches(p, pattern) for p in problems), f"{pattern!r} not in {problems}"
-        assert len(problems) == len(patterns), problems  # nothing reported twice or extra
-        assert "widget-data" not in out  # a bad block renders nothing
-        return
-    assert problems == []
-    for want in lines:
-        assert want[len("CONTAINS "):] in out
 
 
 # --------------------------------------------------------------------------- data vs attention_core

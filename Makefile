@@ -6,7 +6,7 @@ VENV   := .venv
 VPY    := $(VENV)/bin/python
 JOBS   ?= 2
 
-.PHONY: site test setup browser bench serve zip clean
+.PHONY: site test test-fast lint setup browser bench serve zip clean
 
 site: setup
 	$(VPY) build.py
@@ -28,8 +28,16 @@ browser: setup
 
 # --max-worker-restart=0: a crashed test process fails the run at once; with restarts, pytest-xdist's
 # loadgroup scheduler hangs instead of finishing (reproduced with a test that segfaults).
-test: setup browser
+test: setup browser lint
 	CHROMIUM_PATH="$$(cat $(VENV)/.browser)" $(VPY) -m pytest -n $(JOBS) --dist loadgroup --max-worker-restart=0 -q
+
+# Unit and build tests only: no browser, no Playwright (well under a minute once the caches are warm).
+test-fast: setup lint
+	$(VPY) -m pytest -n $(JOBS) -m "not e2e" tests/unit tests/build -q
+
+# The architecture contracts of pyproject.toml ([tool.importlinter]): layers, no import cycles.
+lint: setup
+	$(VENV)/bin/lint-imports
 
 serve: setup
 	$(VPY) build.py --serve
@@ -41,4 +49,4 @@ bench: setup browser
 	CHROMIUM_PATH="$$(cat $(VENV)/.browser)" $(VPY) bench/site_bench.py
 
 clean:
-	rm -rf site dist .cache test-artifacts
+	rm -rf site dist .cache .test-cache test-artifacts

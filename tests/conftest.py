@@ -16,10 +16,15 @@ from builder.model import BuildOptions, BuildResult  # noqa: E402
 from builder.pipeline import build_site  # noqa: E402
 
 
+TEST_CACHE = ROOT / ".test-cache"
+"""The tests' own persistent build cache (downloads, typeset formulas, the Python runtime's compiled files): never the
+developer's .cache, so a test can neither use nor spoil what `make site` made."""
+
+
 def build(content_dir: Path, out_dir: Path, *, python_runtime: bool = False, cache_dir: Path | None = None) -> BuildResult:
     """Build `content_dir` into `out_dir` with the real theme; raises BuildFailed."""
     return build_site(BuildOptions(root=ROOT, content_dir=content_dir, theme_dir=ROOT / "theme", out_dir=out_dir,
-                                   cache_dir=cache_dir if cache_dir is not None else ROOT / ".cache",
+                                   cache_dir=cache_dir if cache_dir is not None else TEST_CACHE,
                                    python_runtime=python_runtime))
 
 
@@ -48,4 +53,4 @@ def copy_content(dest: Path) -> Path:
     return dest
 
 
-__all__ = ["ROOT", "build", "BuildFailed", "copy_content"]
+__all__ = ["ROOT", "TEST_CACHE", "build", "BuildFailed", "copy_content"]

@@ -19,6 +19,16 @@ import pytest
 from tests.conftest import ROOT, build
 
 ARTIFACTS = ROOT / "test-artifacts"
+E2E_DIR = Path(__file__).resolve().parent
+
+
+def pytest_collection_modifyitems(config, items):
+    """Every test module here drives a browser and must say so (`pytestmark = pytest.mark.e2e`): `make test-fast`
+    deselects by that marker, and an unmarked module would slip a browser into it."""
+    unmarked = sorted({item.module.__name__ for item in items
+                       if Path(str(item.fspath)).resolve().is_relative_to(E2E_DIR) and not item.get_closest_marker("e2e")})
+    if unmarked:
+        raise pytest.UsageError(f"e2e test modules without the e2e marker: {', '.join(unmarked)}")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
                  "--no-first-run", "--disable-sync", "--disable-quic"]
 

@@ -20,6 +20,8 @@ import pytest
 from tests.conftest import ROOT, build
 from tests.e2e.conftest import _close_and_check, _open_context, serve
 
+pytestmark = pytest.mark.e2e
+
 COURSE_PAGES = ["index.html", "attention-explained.html", "module-05-attention.html"]
 
 # Records every layout-shift entry (and what moved) from the very start of the page.

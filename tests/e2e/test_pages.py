@@ -11,6 +11,8 @@ import yaml
 from tests.conftest import ROOT
 from tests.e2e.conftest import artifact
 
+pytestmark = pytest.mark.e2e
+
 PAGES = sorted(p.stem for p in (ROOT / "content").glob("*.md"))
 FENCE_RE = re.compile(r"^(`{3,}|~{3,})(.*?)\n(.*?)^\1[ \t]*$", re.M | re.S)
 

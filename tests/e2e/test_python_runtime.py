@@ -21,10 +21,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
+from tests.conftest import ROOT, TEST_CACHE  # noqa: E402
 from builder.pyodide_assets import prepare_python_runtime  # noqa: E402
 
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("python-runtime")]
@@ -72,7 +69,7 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
 def harness_root(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("pyharness")
     page_dir = root / SUBPATH
-    info = prepare_python_runtime(page_dir / "assets" / "python", cache_dir=ROOT / ".cache", project_root=ROOT)
+    info = prepare_python_runtime(page_dir / "assets" / "python", cache_dir=TEST_CACHE, project_root=ROOT)
     TIMINGS["bytes"] = {"http": info.http_bytes, "file": info.file_bytes,
                         "python-runtime.js": (page_dir / "assets" / "python" / "python-runtime.js").stat().st_size}
     (page_dir / "index.html").write_text(HARNESS, "utf-8")
@@ -348,7 +345,7 @@ def test_without_a_memory_snapshot_python_boots_from_scratch(browser, tmp_path):
     """A build without Node makes no snapshot: the worker then boots CPython, installs the packs and links
     NumPy's libraries itself (slower, same results)."""
     page_dir = tmp_path / SUBPATH
-    prepare_python_runtime(page_dir / "assets" / "python", cache_dir=ROOT / ".cache", project_root=ROOT,
+    prepare_python_runtime(page_dir / "assets" / "python", cache_dir=TEST_CACHE, project_root=ROOT,
                            memory_snapshot_enabled=False)
     (page_dir / "index.html").write_text(HARNESS, "utf-8")
     server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), functools.partial(_Handler, directory=str(tmp_path)))

@@ -10,6 +10,8 @@ import pytest
 from attention_core import causal_mask, get_example, multi_head_attention, scaled_dot_product_attention, softmax
 from tests.e2e.conftest import artifact
 
+pytestmark = pytest.mark.e2e
+
 MODULE = "module-05-attention.html"
 EXPLAINER = "attention-explained.html"
 

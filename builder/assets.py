@@ -8,12 +8,14 @@ from __future__ import annotations
 import hashlib
 import itertools
 import re
-import tempfile
 from pathlib import Path
 from typing import Callable, Iterable
 
-from .bundle import BundleError, esbuild_bundle, esbuild_minify_css
+from .bundle import BundleError, bundle_front_end
+from .completions import completions_script
+from .pyodide_assets import prepare_python_runtime
 from .model import BuildOptions, Page
+from .widgets import all_widgets
 
 KATEX_DIST = Path("node_modules/katex/dist")
 
@@ -37,21 +39,16 @@ def css_bundle_name(needs: Iterable[str]) -> str:
     return "-".join(["site", *sorted(set(needs) & set(OPTIONAL_CSS.values()))]) + ".css"
 
 
-def theme_css(theme_dir: Path) -> dict[str, bytes]:
+def theme_css(minified: dict[str, str]) -> dict[str, bytes]:
     """One stylesheet per combination of OPTIONAL_CSS (each page links the one for what it has, templates/base.html):
     base.css first, then the theme's other stylesheets in name order, each minified — a page's bundle is the
     full list less the optional sheets it does not need, so the cascade order is the same on every page."""
-    css_dir = theme_dir / "css"
-    files = sorted(css_dir.glob("*.css"), key=lambda p: (p.name != "base.css", p.name))
-    try:
-        minified = {p.name: esbuild_minify_css(p.read_text(encoding="utf-8")) for p in files}
-    except BundleError as exc:
-        raise AssetError("theme/css", str(exc)) from exc
-    optional = [name for name in minified if name in OPTIONAL_CSS]
+    ordered = dict(sorted(minified.items(), key=lambda item: (item[0] != "base.css", item[0])))
+    optional = [name for name in ordered if name in OPTIONAL_CSS]
     bundles = {}
     for k in range(len(optional) + 1):
         for chosen in itertools.combinations(optional, k):
-            css = "".join(text for name, text in minified.items() if name not in OPTIONAL_CSS or name in chosen)
+            css = "".join(text for name, text in ordered.items() if name not in OPTIONAL_CSS or name in chosen)
             bundles[f"assets/{css_bundle_name(OPTIONAL_CSS[n] for n in chosen)}"] = css.encode("utf-8")
     return bundles
 
@@ -76,48 +73,23 @@ def katex_assets(root: Path) -> dict[str, bytes]:
     return files
 
 
-def js_bundles(root: Path, theme_dir: Path) -> dict[str, bytes]:
-    """Each top-level theme/js/*.js is an entry point bundled into assets/<name>.js."""
-    files: dict[str, bytes] = {}
-    with tempfile.TemporaryDirectory() as tmp:
-        for entry in sorted((theme_dir / "js").glob("*.js")):
-            out = Path(tmp) / entry.name
-            try:
-                esbuild_bundle(entry, out)
-            except BundleError as exc:
-                raise AssetError(str(entry.relative_to(root)), str(exc)) from exc
-            files[f"assets/{entry.name}"] = out.read_bytes()
-    return files
-
-
 def build_assets(options: BuildOptions) -> dict[str, bytes]:
-    files: dict[str, bytes] = theme_css(options.theme_dir)
+    """Every asset but the Python runtime's large files: the theme's scripts and stylesheets (one esbuild run,
+    builder/bundle.py), KaTeX's files, the theme's static files, the editor's NumPy completions."""
+    css_files = sorted((options.theme_dir / "css").glob("*.css"))
+    try:
+        files, minified = bundle_front_end(options.root, options.theme_dir, widgets=sorted(all_widgets()),
+                                           python_runtime=options.python_runtime, css_files=css_files)
+    except BundleError as exc:
+        raise AssetError("theme/js", str(exc)) from exc
+    files.update(theme_css(minified))
     files.update(katex_assets(options.root))
-    files.update(js_bundles(options.root, options.theme_dir))
-    for extra in sorted((options.theme_dir / "static").glob("*")) if (options.theme_dir / "static").exists() else []:
+    static = options.theme_dir / "static"
+    for extra in sorted(static.glob("*")) if static.exists() else []:
         if extra.is_file():
             files[f"assets/{extra.name}"] = extra.read_bytes()
-    files.update(code_cell_assets(options))
-    return files
-
-
-def code_cell_assets(options: BuildOptions) -> dict[str, bytes]:
-    """NumPy autocomplete data for the editor, and (with the Python runtime) python-runtime.js — bundled
-    here rather than by the runtime writer so templates can link it with a content hash."""
-    from .completions import completions_script
-
-    files = {"assets/numpy-completions.js": completions_script(options.root, options.cache_dir)}
-    if options.python_runtime:
-        try:
-            from .pyodide_assets import RUNTIME_JS_NAME, bundle_python_runtime
-        except ImportError:
-            return files
-        with tempfile.TemporaryDirectory() as tmp:
-            try:
-                files[f"assets/python/{RUNTIME_JS_NAME}"] = bundle_python_runtime(Path(tmp)).read_bytes()
-            except BundleError as exc:
-                raise AssetError("theme/js/python/runtime.js", str(exc)) from exc
-    return files
+    files["assets/numpy-completions.js"] = completions_script(options.root, options.cache_dir)
+    return dict(sorted(files.items()))
 
 
 def asset_urls(files: dict[str, bytes]) -> dict[str, str]:
@@ -136,10 +108,6 @@ def asset_urls(files: dict[str, bytes]) -> dict[str, str]:
 def output_writers(options: BuildOptions, pages: list[Page]) -> list[Callable[[Path], None]]:
     """Large outputs written straight into the new site folder (the Python runtime)."""
     if not options.python_runtime or not any("cells" in p.features for p in pages):
-        return []
-    try:
-        from .pyodide_assets import prepare_python_runtime
-    except ImportError:
         return []
 
     def write_runtime(out: Path) -> None:

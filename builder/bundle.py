@@ -1,72 +1,65 @@
-"""Front-end bundling: esbuild turns our ES-module sources into classic IIFE scripts.
+"""Front-end bundling: one esbuild run (builder/bundle.mjs, under Node) turns every entry point of the theme into a
+classic IIFE script and minifies the theme's stylesheets.
 
-Classic scripts, not ES modules, because `<script type="module">` does not load from file://.
+Classic scripts, not ES modules, because `<script type="module">` does not load from file://. The entry points:
+each top-level theme/js/*.js (site.js, cells.js, editor.js, search.js) → assets/<name>.js; one page script per
+widget kind → assets/widget-<name>.js (made by bundle.mjs from the widget registry); and, with the Python
+runtime, theme/js/python-runtime.js → assets/python/python-runtime.js. The output is deterministic for the same
+inputs (no timestamps, no absolute paths).
 """
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+PROGRAM = Path(__file__).with_name("bundle.mjs")
+PYTHON_RUNTIME_ENTRY = "python-runtime.js"  # theme/js/python-runtime.js → assets/python/python-runtime.js
 
 
 class BundleError(RuntimeError):
     """esbuild failed; the message carries esbuild's own diagnostics."""
 
 
-def esbuild_binary() -> Path:
-    binary = ROOT / "node_modules" / ".bin" / "esbuild"
-    if not binary.exists():
-        raise BundleError(f"{binary} not found: run `npm ci` (or `make site`) first")
-    return binary
-
-
-def esbuild_bundle(
-    entry: Path,
-    outfile: Path,
-    *,
-    minify: bool = True,
-    global_name: str | None = None,
-    loaders: dict[str, str] | None = None,
-    define: dict[str, str] | None = None,
-) -> Path:
-    """Bundle `entry` and its imports into one classic script at `outfile`.
-
-    `loaders` maps an extension to an esbuild loader, e.g. {".txt": "text"} to import a file as a string.
-    The output is deterministic for the same inputs (no timestamps, no absolute paths).
-    """
-    outfile.parent.mkdir(parents=True, exist_ok=True)
-    args = [
-        str(esbuild_binary()),
-        str(entry),
-        "--bundle",
-        "--format=iife",
-        "--target=es2020",
-        "--charset=utf8",
-        "--legal-comments=none",
-        f"--outfile={outfile}",
-        "--log-level=warning",
-    ]
-    if minify:
-        args.append("--minify")
-    if global_name:
-        args.append(f"--global-name={global_name}")
-    for ext, loader in (loaders or {}).items():
-        args.append(f"--loader:{ext}={loader}")
-    for key, value in (define or {}).items():
-        args.append(f"--define:{key}={value}")
-    proc = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, env={**os.environ, "NO_COLOR": "1"})
+def _run(root: Path, spec: dict) -> dict:
+    node = shutil.which("node")
+    esbuild = root / "node_modules" / "esbuild"
+    if node is None or not esbuild.is_dir():
+        raise BundleError(f"{'node' if node is None else esbuild} not found: run `npm ci` (or `make site`) first")
+    with tempfile.TemporaryDirectory(prefix="bundle-") as tmp:
+        spec_file = Path(tmp) / "spec.json"
+        spec_file.write_text(json.dumps({**spec, "esbuild": str(esbuild), "nodeModules": str(root / "node_modules"),
+                                         "outdir": str(Path(tmp) / "out")}), "utf-8")
+        proc = subprocess.run([node, str(PROGRAM), str(spec_file)], cwd=root, capture_output=True, text=True,
+                              env={**os.environ, "NO_COLOR": "1"})
     if proc.returncode != 0:
-        raise BundleError(f"esbuild failed for {entry}:\n{proc.stderr.strip()}")
-    return outfile
+        raise BundleError(f"esbuild failed:\n{proc.stderr.strip()}")
+    return json.loads(proc.stdout)
 
 
-def esbuild_minify_css(css: str) -> str:
-    """Minify a stylesheet with esbuild (same output for the same input)."""
-    args = [str(esbuild_binary()), "--loader=css", "--minify", "--charset=utf8", "--log-level=warning"]
-    proc = subprocess.run(args, cwd=ROOT, input=css, capture_output=True, text=True,
-                          env={**os.environ, "NO_COLOR": "1"})
-    if proc.returncode != 0:
-        raise BundleError(f"esbuild could not minify the theme CSS:\n{proc.stderr.strip()}")
-    return proc.stdout
+def bundle_front_end(root: Path, theme_dir: Path, *, widgets: list[str], python_runtime: bool,
+                     css_files: list[Path] = (), minify: bool = True) -> tuple[dict[str, bytes], dict[str, str]]:
+    """({"assets/site.js": bytes, …, "assets/widget-<name>.js": …, "assets/python/python-runtime.js": …},
+    {stylesheet name: minified text}) from one esbuild run."""
+    js_dir = theme_dir / "js"
+    entries: list[dict] = [{"out": p.stem, "path": str(p)} for p in sorted(js_dir.glob("*.js"))
+                           if p.name != PYTHON_RUNTIME_ENTRY]
+    entries += [{"out": f"widget-{name}", "widget": name} for name in widgets]
+    if python_runtime:
+        entries.append({"out": "python/python-runtime", "path": str(js_dir / PYTHON_RUNTIME_ENTRY)})
+    result = _run(root, {"entries": entries, "css": [str(p) for p in css_files], "minify": minify,
+                         "widgetsDir": str(js_dir / "widgets")})
+    scripts = {f"assets/{name}": text.encode("utf-8") for name, text in sorted(result["files"].items())}
+    css = {Path(path).name: text for path, text in result["css"].items()}
+    return scripts, css
+
+
+def esbuild_minify_css(root: Path, css: str) -> str:
+    """One stylesheet minified exactly as the build minifies the theme's (tests compare against it)."""
+    with tempfile.TemporaryDirectory(prefix="css-") as tmp:
+        path = Path(tmp) / "style.css"
+        path.write_text(css, "utf-8")
+        return _run(root, {"entries": [], "css": [str(path)], "minify": True, "widgetsDir": tmp})["css"][str(path)]

@@ -90,7 +90,7 @@ def test_each_page_links_the_theme_stylesheet_for_the_features_it_has(course_sit
     from builder.assets import OPTIONAL_CSS, css_bundle_name
     from builder.bundle import esbuild_minify_css
 
-    minified = {p.name: esbuild_minify_css(p.read_text(encoding="utf-8")) for p in (ROOT / "theme/css").glob("*.css")}
+    minified = {p.name: esbuild_minify_css(ROOT, p.read_text(encoding="utf-8")) for p in (ROOT / "theme/css").glob("*.css")}
     order = sorted(minified, key=lambda n: (n != "base.css", n))
     needs_of = {"index.html": {"index"}, "module-05-attention.html": {"cells", "quiz", "widgets"},
                 "attention-explained.html": {"quiz", "widgets"}}

@@ -97,11 +97,7 @@ def test_failed_build_keeps_previous_site_and_page_with_problems_is_not_cached(c
 def test_theme_template_change_re_renders_html_without_re_rendering_bodies(course, tmp_path, monkeypatch):
     import shutil
 
-    from builder import assets
-
     course()
-    bundle = assets.js_bundles  # esbuild needs the entry points inside the project: bundle the real theme's
-    monkeypatch.setattr(assets, "js_bundles", lambda root, theme_dir: bundle(root, ROOT / "theme"))
     theme = tmp_path / "theme"
     shutil.copytree(ROOT / "theme", theme)
     course.options = dataclasses.replace(course.options, theme_dir=theme)

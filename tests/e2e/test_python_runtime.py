@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from builder.pyodide_assets import prepare_python_runtime  # noqa: E402
+from builder.runtime import prepare_python_runtime  # noqa: E402
 
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("python-runtime")]
 

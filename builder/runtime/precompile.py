@@ -14,7 +14,7 @@ from pathlib import Path
 from .node import node_job
 from .verify import sha256_bytes
 
-HERE = Path(__file__).resolve().parent
+PROGRAM_DIR = Path(__file__).resolve().parent  # precompile.cjs, precompile_in_pyodide.py
 COMPILE_VERSION = "2"  # bump when precompile_in_pyodide.py or precompile.cjs changes: the cache key includes it
 STDLIB_NAME = "python_stdlib.zip"
 STDLIB_PREFIX = "/lib/python312.zip/"            # where Pyodide mounts the stdlib zip
@@ -35,8 +35,8 @@ def precompiled(cache_root: Path, pyodide_js_dir: Path, stdlib: tuple[Path, str]
     outs = (out_dir / stdlib[0].name, out_dir / numpy[0].name)
     if all(p.is_file() for p in outs):
         return outs
-    made = node_job(out_dir, HERE / "precompile.cjs",
-                    [str(pyodide_js_dir.resolve()), str(HERE / "precompile_in_pyodide.py"), str(stdlib[0]),
+    made = node_job(out_dir, PROGRAM_DIR / "precompile.cjs",
+                    [str(pyodide_js_dir.resolve()), str(PROGRAM_DIR / "precompile_in_pyodide.py"), str(stdlib[0]),
                      f"{{out}}/{stdlib[0].name}", str(numpy[0]), f"{{out}}/{numpy[0].name}", SITE_PACKAGES, warm_imports],
                     "shipping Python sources (slower first import in the browser)")
     return outs if made else None

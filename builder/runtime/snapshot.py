@@ -12,7 +12,7 @@ from .node import node_job
 from .precompile import SITE_PACKAGES, WARM_IMPORTS
 from .verify import sha256_bytes
 
-HERE = Path(__file__).resolve().parent
+PROGRAM_DIR = Path(__file__).resolve().parent  # snapshot.cjs
 SNAPSHOT_VERSION = "5"  # bump when snapshot.cjs or the file format changes: the cache key includes it
 SNAPSHOT_MAGIC = b"CSN1"
 SNAPSHOT_PAGE = 4096
@@ -102,7 +102,7 @@ def memory_snapshot(cache_root: Path, pyodide_js_dir: Path, stdlib: tuple[Path, 
         os.replace(folder / (out.name + ".json"), folder / meta.name)
 
     # packs.js is an ES module in a package without "type": "module": Node imports it as .mjs
-    made = node_job(out_dir, HERE / "snapshot.cjs",
+    made = node_job(out_dir, PROGRAM_DIR / "snapshot.cjs",
                     [str(pyodide_js_dir.resolve()), str(stdlib[0].resolve()), str(numpy_pack[0].resolve()),
                      f"{{out}}/{out.name}", SITE_PACKAGES, warm, json.dumps(SNAPSHOT_ENV), str(course_runtime),
                      COURSE_DIR, "{tmp}/packs.mjs"],

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT, TEST_CACHE  # noqa: E402
-from builder.pyodide_assets import prepare_python_runtime  # noqa: E402
+from builder.runtime import prepare_python_runtime  # noqa: E402
 
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("python-runtime")]
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from builder import cells
-from builder.completions import GLOBAL_NAME, completions_script
+from builder.runtime import GLOBAL_NAME, completions_script
 from builder.model import Cell
 from tests.plugin_harness import render_page as render_body
 from tests.conftest import ROOT, build
@@ -190,6 +190,6 @@ def test_completions_list_numpy_members_with_signatures_and_docs(tmp_path) -> No
     assert not any(m["name"].startswith("_") for m in data["modules"]["numpy"])
     assert " at 0x" not in script  # no object addresses: the same numpy gives the same bytes in every build
     assert numpy_members["errstate"]["sig"].startswith("(*, call=<numpy._core._ufunc_config._unspecified object>")
-    # cached: a second call returns the same bytes from <cache>/completions/
-    assert list((tmp_path / "completions").glob("*.js"))
+    # cached: a second call returns the same bytes from the build cache, <cache>/build.sqlite
+    assert (tmp_path / "build.sqlite").is_file()
     assert completions_script(ROOT, tmp_path).decode("utf-8") == script

@@ -19,9 +19,9 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from builder import pyodide_assets as pa  # noqa: E402
+from builder import runtime  # noqa: E402
 
-MANIFEST = pa.load_manifest()
+MANIFEST = runtime.load_manifest()
 NPM_DIR = ROOT / "node_modules" / "pyodide"
 NUMPY_NAME = next(n for n in MANIFEST["assets"] if n.endswith(".whl"))
 NPM_ASSETS = [n for n in MANIFEST["assets"] if not n.endswith(".whl")]
@@ -30,7 +30,7 @@ NPM_ASSETS = [n for n in MANIFEST["assets"] if not n.endswith(".whl")]
 @pytest.fixture(scope="session")
 def numpy_wheel() -> Path:
     """The verified NumPy wheel in the project cache (downloaded from PyPI once, then reused)."""
-    return pa.ensure_numpy_wheel(ROOT / ".cache" / "pyodide")
+    return runtime.ensure_numpy_wheel(ROOT / ".cache" / "pyodide")
 
 
 @pytest.fixture
@@ -63,7 +63,7 @@ def _unwrap(paths: list[Path]) -> tuple[set[str], bytes]:
     for i, path in enumerate(paths):
         text = path.read_text("ascii")
         assert text.startswith(prefix) and text.endswith(";\n")
-        assert len(text) <= pa.WRAPPER_CHUNK + 300, "each chunk stays small (short parse task)"
+        assert len(text) <= runtime.WRAPPER_CHUNK + 300, "each chunk stays small (short parse task)"
         key_json, _, value = text[len(prefix):-2].partition("]=")
         name, _, index = json.loads(key_json).rpartition("/")
         assert index == str(i)
@@ -72,10 +72,10 @@ def _unwrap(paths: list[Path]) -> tuple[set[str], bytes]:
     return names, data
 
 
-def _prepare(dest: Path, cache: Path, **kw) -> pa.RuntimeInfo:
+def _prepare(dest: Path, cache: Path, **kw) -> runtime.RuntimeInfo:
     kw.setdefault("compile_bytecode", False)  # ships the npm/PyPI bytes unchanged (compiling: see below)
     kw.setdefault("memory_snapshot_enabled", False)  # ~30 s of Pyodide under Node (snapshot: see below)
-    return pa.prepare_python_runtime(dest, cache_dir=cache, project_root=ROOT, allow_download=False, **kw)
+    return runtime.prepare_python_runtime(dest, cache_dir=cache, project_root=ROOT, allow_download=False, **kw)
 
 
 def _zip_members(data: bytes) -> list[tuple[str, bytes]]:
@@ -90,7 +90,7 @@ def _wheel_files(path: Path) -> list[tuple[str, bytes]]:
 
 
 def _pack_files(path: Path) -> list[tuple[str, bytes]]:
-    return pa.read_pack(path.read_bytes())
+    return runtime.read_pack(path.read_bytes())
 
 
 # ------------------------------------------------------------------------------------------ manifest
@@ -122,7 +122,7 @@ def test_prepare_writes_verified_http_and_file_assets(tmp_path: Path, cache_dir:
     for name in NPM_ASSETS:
         assert _sha(dest / name) == MANIFEST["assets"][name]["sha256"], name
     # the verified wheel ships as a pack holding exactly its files
-    assert _pack_files(dest / pa.pack_name(NUMPY_NAME)) == _wheel_files(cache_dir / "pyodide" / NUMPY_NAME)
+    assert _pack_files(dest / runtime.pack_name(NUMPY_NAME)) == _wheel_files(cache_dir / "pyodide" / NUMPY_NAME)
     assert not (dest / NUMPY_NAME).exists()
 
     # runtime-index.js describes exactly what was written
@@ -133,9 +133,9 @@ def test_prepare_writes_verified_http_and_file_assets(tmp_path: Path, cache_dir:
     assert names[:5] == ["pyodide.js", "pyodide.asm.js", "pyodide-lock.json", "pyodide.asm.wasm", "python_stdlib.zip"]
     assert set(names) == set(info.http_files)
     assert {"pyodide.js", "pyodide.asm.js", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json",
-            pa.pack_name(NUMPY_NAME)} <= set(names)
-    assert index["packs"] == [{"name": pa.pack_name(NUMPY_NAME), "wheel": NUMPY_NAME},
-                              {"name": pa.pack_name(info.attention_core_wheel), "wheel": info.attention_core_wheel}]
+            runtime.pack_name(NUMPY_NAME)} <= set(names)
+    assert index["packs"] == [{"name": runtime.pack_name(NUMPY_NAME), "wheel": NUMPY_NAME},
+                              {"name": runtime.pack_name(info.attention_core_wheel), "wheel": info.attention_core_wheel}]
     assert index["snapshot"] is None  # not asked for here
     for a in index["assets"]:
         assert (dest / a["name"]).stat().st_size == a["size"]
@@ -162,9 +162,9 @@ def test_trimmed_lock_has_exactly_our_packages(tmp_path: Path, cache_dir: Path):
     assert ac["file_name"] == info.attention_core_wheel
     assert ac["imports"] == ["attention_core"] and ac["depends"] == ["numpy"]
     # the lock describes the wheel the shipped pack was made from
-    name, wheel = pa.build_wheel_bytes(ROOT / "attention_core", version=ac["version"], dist_name="attention_core")
+    name, wheel = runtime.build_wheel_bytes(ROOT / "attention_core", version=ac["version"], dist_name="attention_core")
     assert name == ac["file_name"] and ac["sha256"] == hashlib.sha256(wheel).hexdigest()
-    assert pa.read_pack((dest / pa.pack_name(name)).read_bytes()) == _zip_members(wheel)
+    assert runtime.read_pack((dest / runtime.pack_name(name)).read_bytes()) == _zip_members(wheel)
 
 
 CPYTHON_312_MAGIC = 3531  # importlib.util.MAGIC_NUMBER of CPython 3.12 (Pyodide 0.27's Python 3.12.7)
@@ -184,8 +184,8 @@ def test_stdlib_and_numpy_ship_precompiled_bytecode(tmp_path: Path, cache_dir: P
     lock = json.loads((dest / "pyodide-lock.json").read_text("utf-8"))
     compiled_wheel = next((cache_dir / "pyodide" / "compiled").glob(f"*/{NUMPY_NAME}"))
     assert lock["packages"]["numpy"]["sha256"] == _sha(compiled_wheel)
-    assert _pack_files(dest / pa.pack_name(NUMPY_NAME)) == _wheel_files(compiled_wheel)
-    assert index[pa.pack_name(NUMPY_NAME)]["sha256"] == _sha(dest / pa.pack_name(NUMPY_NAME))
+    assert _pack_files(dest / runtime.pack_name(NUMPY_NAME)) == _wheel_files(compiled_wheel)
+    assert index[runtime.pack_name(NUMPY_NAME)]["sha256"] == _sha(dest / runtime.pack_name(NUMPY_NAME))
     assert index["python_stdlib.zip"]["sha256"] == _sha(dest / "python_stdlib.zip")
 
     for name, source, every_module in (("python_stdlib.zip", NPM_DIR / "python_stdlib.zip", False),
@@ -213,7 +213,7 @@ def test_tampered_pyodide_file_is_rejected(tmp_path: Path, cache_dir: Path, pyod
     data = bytearray(target.read_bytes())
     data[1000] ^= 0xFF
     target.write_bytes(bytes(data))
-    with pytest.raises(pa.RuntimeAssetError) as exc:
+    with pytest.raises(runtime.RuntimeAssetError) as exc:
         _prepare(tmp_path / "out", cache_dir, pyodide_dir=pyodide_copy, bundle=False)
     err = exc.value
     expected = MANIFEST["assets"]["pyodide.asm.wasm"]["sha256"]
@@ -226,7 +226,7 @@ def test_tampered_pyodide_file_is_rejected(tmp_path: Path, cache_dir: Path, pyod
 
 def test_missing_pyodide_file_is_rejected(tmp_path: Path, cache_dir: Path, pyodide_copy: Path):
     (pyodide_copy / "python_stdlib.zip").unlink()
-    with pytest.raises(pa.RuntimeAssetError, match="python_stdlib.zip"):
+    with pytest.raises(runtime.RuntimeAssetError, match="python_stdlib.zip"):
         _prepare(tmp_path / "out", cache_dir, pyodide_dir=pyodide_copy, bundle=False)
 
 
@@ -236,21 +236,21 @@ def test_warm_build_redetects_a_changed_file(tmp_path: Path, cache_dir: Path, py
     target = pyodide_copy / "pyodide.js"
     text = target.read_bytes()
     target.write_bytes(text.replace(b"loadPyodide", b"loadPyodidX", 1))  # same size, new mtime
-    with pytest.raises(pa.RuntimeAssetError, match="pyodide.js"):
+    with pytest.raises(runtime.RuntimeAssetError, match="pyodide.js"):
         _prepare(dest, cache_dir, pyodide_dir=pyodide_copy, bundle=False)
 
 
 def test_corrupt_cached_numpy_wheel_offline_is_an_error(tmp_path: Path, cache_dir: Path):
     cached = cache_dir / "pyodide" / NUMPY_NAME
     cached.write_bytes(cached.read_bytes()[:-10] + b"0123456789")
-    with pytest.raises(pa.RuntimeAssetError) as exc:
+    with pytest.raises(runtime.RuntimeAssetError) as exc:
         _prepare(tmp_path / "out", cache_dir, bundle=False)
     assert NUMPY_NAME in str(exc.value) and MANIFEST["assets"][NUMPY_NAME]["sha256"] in str(exc.value)
     assert exc.value.actual == _sha(cached)
 
 
 def test_missing_numpy_offline_is_an_error(tmp_path: Path):
-    with pytest.raises(pa.RuntimeAssetError, match="missing"):
+    with pytest.raises(runtime.RuntimeAssetError, match="missing"):
         _prepare(tmp_path / "out", tmp_path / "empty-cache", bundle=False)
 
 
@@ -262,7 +262,7 @@ def test_pyodide_dir_distribution_is_used(tmp_path: Path, pyodide_copy: Path, nu
     assert info.numpy_wheel == NUMPY_NAME
     for name in NPM_ASSETS:
         assert _sha(dest / name) == MANIFEST["assets"][name]["sha256"]
-    assert _pack_files(dest / pa.pack_name(NUMPY_NAME)) == _wheel_files(numpy_wheel)
+    assert _pack_files(dest / runtime.pack_name(NUMPY_NAME)) == _wheel_files(numpy_wheel)
     assert not (tmp_path / "empty-cache" / "pyodide" / NUMPY_NAME).exists()
 
 
@@ -275,23 +275,23 @@ def test_rebuild_into_same_dest_is_stable(tmp_path: Path, cache_dir: Path):
 
 
 def test_wheel_pack_is_deterministic_and_lossless(fixture_package: Path):
-    _, wheel = pa.build_wheel_bytes(fixture_package, version="9.8.7")
-    pack = pa.wheel_pack(wheel)
-    assert pack == pa.wheel_pack(wheel)  # gzip mtime 0, zip order
-    assert pa.read_pack(pack) == _zip_members(wheel)
+    _, wheel = runtime.build_wheel_bytes(fixture_package, version="9.8.7")
+    pack = runtime.wheel_pack(wheel)
+    assert pack == runtime.wheel_pack(wheel)  # gzip mtime 0, zip order
+    assert runtime.read_pack(pack) == _zip_members(wheel)
     with pytest.raises(ValueError, match="not a wheel pack"):
-        pa.read_pack(__import__("gzip").compress(b"PK\x03\x04whatever"))
+        runtime.read_pack(__import__("gzip").compress(b"PK\x03\x04whatever"))
 
 
 def test_snapshot_pages_round_trip():
-    page = pa.SNAPSHOT_PAGE
+    page = runtime.SNAPSHOT_PAGE
     heap = bytes(page) + b"\x01" + bytes(page - 1) + bytes(3 * page) + b"tail"  # zero pages and a short last page
-    packed = pa.pack_snapshot(heap)
-    assert pa.unpack_snapshot(packed) == heap
+    packed = runtime.pack_snapshot(heap)
+    assert runtime.unpack_snapshot(packed) == heap
     raw = __import__("gzip").decompress(packed)
     assert int.from_bytes(raw[8:12], "little") == 2  # only the two non-zero pages are stored
     with pytest.raises(ValueError, match="not a packed memory snapshot"):
-        pa.unpack_snapshot(__import__("gzip").compress(b"nope"))
+        runtime.unpack_snapshot(__import__("gzip").compress(b"nope"))
 
 
 def _pyodide_build_id() -> str:
@@ -310,14 +310,14 @@ def test_memory_snapshot_matches_the_shipped_pyodide(tmp_path: Path, cache_dir: 
     index_js = (dest / "runtime-index.js").read_text("utf-8")
     index = json.loads(index_js[len("self.__pyRuntimeIndex="):].rstrip().rstrip(";"))
     snap = index["snapshot"]
-    assert snap["name"] == info.snapshot and snap["name"].startswith(pa.SNAPSHOT_PREFIX)
+    assert snap["name"] == info.snapshot and snap["name"].startswith(runtime.SNAPSHOT_PREFIX)
     names = [a["name"] for a in index["assets"]]
     # boot order (file:// loads the wrappers in this order): the scripts, the tiny lock (awaited at the end
     # of the boot), the snapshot (inflated while the rest loads), the wasm, the stdlib, then the packs
     assert names[:6] == ["pyodide.js", "pyodide.asm.js", "pyodide-lock.json", snap["name"], "pyodide.asm.wasm",
                          "python_stdlib.zip"], names
     assert set(names[6:]) == {p["name"] for p in index["packs"]}
-    heap = pa.unpack_snapshot((dest / snap["name"]).read_bytes())
+    heap = runtime.unpack_snapshot((dest / snap["name"]).read_bytes())
     assert len(heap) == snap["size"]
     # Pyodide's snapshot header: magic, offset of the heap, JSON length, 0, then the 32-byte BUILD_ID it
     # refuses to restore into any other build
@@ -328,7 +328,7 @@ def test_memory_snapshot_matches_the_shipped_pyodide(tmp_path: Path, cache_dir: 
     # the JS objects the heap refers to: none may be a Node object the browser cannot recreate
     hiwire_state = json.loads(heap[48:48 + words[2]])
     assert all(key is None or "path" in key for key in hiwire_state["hiwireKeys"])
-    assert index["env"] == pa.SNAPSHOT_ENV
+    assert index["env"] == runtime.SNAPSHOT_ENV
 
 
 # Boots Pyodide under Node either from the shipped snapshot (relinking NumPy with the worker's own
@@ -407,7 +407,7 @@ def test_snapshot_with_numpy_restores_and_computes_like_a_fresh_interpreter(tmp_
     _prepare(dest, cache_dir, bundle=False, compile_bytecode=True, memory_snapshot_enabled=True)
     index_js = (dest / "runtime-index.js").read_text("utf-8")
     snap = json.loads(index_js[len("self.__pyRuntimeIndex="):].rstrip().rstrip(";"))["snapshot"]
-    (tmp_path / "heap.bin").write_bytes(pa.unpack_snapshot((dest / snap["name"]).read_bytes()))
+    (tmp_path / "heap.bin").write_bytes(runtime.unpack_snapshot((dest / snap["name"]).read_bytes()))
     dynlibs = snap["dynlibs"]
     assert len(dynlibs["libs"]) >= 10 and all(p.endswith(".so") for p, _ in dynlibs["libs"])
 
@@ -441,9 +441,9 @@ def fixture_package(tmp_path: Path) -> Path:
 
 
 def test_wheel_is_deterministic_and_well_formed(fixture_package: Path):
-    name1, whl1 = pa.build_wheel_bytes(fixture_package, version="9.8.7")
+    name1, whl1 = runtime.build_wheel_bytes(fixture_package, version="9.8.7")
     (fixture_package / "sub" / "mod.py").touch()  # mtimes must not matter
-    name2, whl2 = pa.build_wheel_bytes(fixture_package, version="9.8.7")
+    name2, whl2 = runtime.build_wheel_bytes(fixture_package, version="9.8.7")
     assert name1 == name2 == "attention_core-9.8.7-py3-none-any.whl"
     assert whl1 == whl2
     import io
@@ -475,7 +475,7 @@ def _import_from_wheel(wheel: Path, cwd: Path, expr: str) -> str:
 
 
 def test_fixture_wheel_is_importable(tmp_path: Path, fixture_package: Path):
-    name, data = pa.build_wheel_bytes(fixture_package, version="9.8.7")
+    name, data = runtime.build_wheel_bytes(fixture_package, version="9.8.7")
     wheel = tmp_path / name
     wheel.write_bytes(data)
     assert _import_from_wheel(wheel, tmp_path, "attention_core.VALUE, attention_core.__file__") == \
@@ -484,9 +484,9 @@ def test_fixture_wheel_is_importable(tmp_path: Path, fixture_package: Path):
 
 @pytest.mark.skipif(not any((ROOT / "attention_core").glob("*.py")), reason="attention_core not written yet")
 def test_real_attention_core_wheel_is_importable(tmp_path: Path):
-    version = pa._project_version(ROOT, ROOT / "attention_core")
-    name, data = pa.build_wheel_bytes(ROOT / "attention_core", version=version)
-    assert pa.build_wheel_bytes(ROOT / "attention_core", version=version)[1] == data
+    version = runtime.project_version(ROOT, ROOT / "attention_core")
+    name, data = runtime.build_wheel_bytes(ROOT / "attention_core", version=version)
+    assert runtime.build_wheel_bytes(ROOT / "attention_core", version=version)[1] == data
     wheel = tmp_path / name
     wheel.write_bytes(data)
     assert _import_from_wheel(wheel, tmp_path, "attention_core.__file__").startswith(str(wheel))
@@ -496,13 +496,13 @@ def test_real_attention_core_wheel_is_importable(tmp_path: Path):
 
 
 def test_bundle_python_runtime_is_self_contained(tmp_path: Path):
-    out = pa.bundle_python_runtime(tmp_path)
+    out = runtime.bundle_python_runtime(tmp_path, root=ROOT)
     js = out.read_text("utf-8")
     assert out.name == "python-runtime.js"
     assert "CoursePython" in js and "course_runtime" in js
     assert "http://" not in js and "https://" not in js
     assert not re.search(r"(?<![\w.])import\(", js)  # no dynamic import() (blocked on file://)
-    assert pa.bundle_python_runtime(tmp_path).read_text("utf-8") == js
+    assert runtime.bundle_python_runtime(tmp_path, root=ROOT).read_text("utf-8") == js
 
 
 # ----------------------------------------------------------------------- in-worker executor (CPython)

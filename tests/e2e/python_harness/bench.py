@@ -21,7 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT))
 
-from builder.pyodide_assets import prepare_python_runtime  # noqa: E402
+from builder.runtime import prepare_python_runtime  # noqa: E402
 from tests.e2e.test_python_runtime import CHROMIUM_ARGS, FIRST_RESULT, HARNESS, _chromium, _Handler  # noqa: E402
 
 STOP = """async () => { const rt = CoursePython.getRuntime();

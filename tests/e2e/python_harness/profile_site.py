@@ -62,7 +62,7 @@ def main() -> int:
     EXTRA_INIT = args.init
     from playwright.sync_api import sync_playwright
 
-    from builder.pyodide_assets import prepare_python_runtime
+    from builder.runtime import prepare_python_runtime
 
     if args.site:
         site = args.site.resolve()

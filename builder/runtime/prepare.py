@@ -1,0 +1,199 @@
+"""Self-hosted Python runtime: Pyodide 0.27.7 + NumPy + our `attention_core` wheel, verified and packed.
+
+`prepare_python_runtime()` fills `site/assets/python/` with
+
+* the http path: `pyodide.js`, `pyodide.asm.js`, `pyodide.asm.wasm`, `python_stdlib.zip`, a trimmed
+  `pyodide-lock.json` (numpy + attention-core only), a memory snapshot of a booted interpreter
+  (`python-snapshot-<key>.snap`, see snapshot.py), and the NumPy and attention_core wheels as
+  packs (`*.pack`, see wheels.py, `wheel_pack`) that the worker unpacks with the browser's native inflate;
+* the file:// path: for each of those classic-script wrappers `<name>.<i>.js` (see wrappers.py);
+* `runtime-index.js`: `self.__pyRuntimeIndex = {...}` listing the assets with size, sha256 and wrapper
+  chunk names (loaded by `<script>` in both modes, so the runtime knows what to load and how big it is).
+
+Every copied asset is checked against the manifest first (verify.py).
+"""
+from __future__ import annotations
+
+import gzip
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .bundle import RUNTIME_JS_NAME, bundle_python_runtime, theme_python_dir
+from .files import copy_if_stale, write_if_changed
+from .precompile import STDLIB_NAME, WARM_IMPORTS, precompiled
+from .snapshot import SNAPSHOT_ENV, SNAPSHOT_PREFIX, memory_snapshot
+from .verify import (MANIFEST_PATH, STAMP_NAME, HashStamps, RuntimeAssetError, check_sha256, load_manifest,
+                     numpy_spec, pyodide_fix_hint, sha256_bytes)
+from .wheels import (build_wheel_bytes, cached_pack, ensure_numpy_wheel, lock_entry_for_wheel, pack_name,
+                     package_imports, project_version, trimmed_lock, wheel_pack)
+from .wrappers import WRAPPER_CHUNK, cached_wrappers, wrapper_chunks, wrapper_name
+
+LOCK_NAME = "pyodide-lock.json"
+INDEX_NAME = "runtime-index.js"
+
+
+@dataclass
+class RuntimeInfo:
+    pyodide_version: str
+    files: list[str] = field(default_factory=list)
+    """Names (relative to dest) of every file this step wrote or kept up to date."""
+    http_files: list[str] = field(default_factory=list)
+    file_protocol_files: list[str] = field(default_factory=list)
+    http_bytes: int = 0
+    """Bytes a browser downloads on first load over http (without python-runtime.js itself)."""
+    file_bytes: int = 0
+    """Bytes read on first load from file:// (the .js wrappers, without python-runtime.js itself)."""
+    attention_core_wheel: str | None = None
+    numpy_wheel: str = ""
+    bytecode: bool = False
+    """True when the stdlib and NumPy ship as precompiled .pyc (see `precompiled`)."""
+    snapshot: str | None = None
+    """File name of the memory snapshot the worker restores instead of starting CPython (see `memory_snapshot`)."""
+
+
+def prepare_python_runtime(dest: Path, *, cache_dir: Path, pyodide_dir: Path | None = None,
+                           project_root: Path, allow_download: bool = True,
+                           manifest_path: Path = MANIFEST_PATH, bundle: bool = True,
+                           compile_bytecode: bool = True, memory_snapshot_enabled: bool = True) -> RuntimeInfo:
+    """Write the verified Python runtime (http files + file:// wrappers + runtime-index.js) into `dest`.
+
+    `cache_dir` is the build cache root (e.g. `.cache`); this step uses `<cache_dir>/pyodide/`.
+    With `bundle` (default) it also writes `python-runtime.js` (see `bundle_python_runtime`).
+    `allow_download=False` never touches the network: a missing/corrupt NumPy wheel is an error.
+    `compile_bytecode` (default) ships the stdlib zip and the NumPy wheel with precompiled .pyc instead of
+    .py (see `precompiled`); their sha256 in the index and lock are then those of the compiled files.
+    `memory_snapshot_enabled` (default) adds a booted-interpreter heap snapshot (see `memory_snapshot`).
+    """
+    manifest = load_manifest(manifest_path)
+    version = manifest["pyodide_version"]
+    dest.mkdir(parents=True, exist_ok=True)
+    cache_root = Path(cache_dir) / "pyodide"
+    stamps = HashStamps(cache_root / STAMP_NAME)
+    src_dir = Path(pyodide_dir) if pyodide_dir is not None else project_root / "node_modules" / "pyodide"
+    info = RuntimeInfo(pyodide_version=version)
+
+    # (name, source path or None, bytes or None, sha256)
+    plan: list[tuple[str, Path | None, bytes | None, str]] = []
+    for name, spec in manifest["assets"].items():
+        if name.endswith(".whl"):
+            continue
+        src = src_dir / name
+        if not src.is_file():
+            raise RuntimeAssetError(
+                f"{src}: missing ({spec['source']}); fix: {pyodide_fix_hint(pyodide_dir)}", file=src, expected=spec["sha256"])
+        check_sha256(src, name, spec, stamps.sha256(src), pyodide_fix_hint(pyodide_dir))
+        plan.append((name, src, None, spec["sha256"]))
+
+    np_name, np_spec = numpy_spec(manifest)
+    np_path = ensure_numpy_wheel(cache_root, manifest=manifest, pyodide_dir=pyodide_dir,
+                                 allow_download=allow_download, stamps=stamps)
+    plan.append((np_name, np_path, None, np_spec["sha256"]))
+    info.numpy_wheel = np_name
+
+    np_lock = dict(manifest["lock"]["packages"]["numpy"])
+    pkg_dir = project_root / "attention_core"
+    warm_imports = ", ".join([WARM_IMPORTS, *package_imports(pkg_dir)]) if pkg_dir.is_dir() else WARM_IMPORTS
+    if compile_bytecode:
+        std_src = next(p[1] for p in plan if p[0] == STDLIB_NAME)
+        compiled = precompiled(cache_root, src_dir, (std_src, manifest["assets"][STDLIB_NAME]["sha256"]),
+                               (np_path, np_spec["sha256"]), warm_imports)
+        if compiled:
+            swap = {std_src: compiled[0], np_path: compiled[1]}
+            plan = [(n, swap[src], None, stamps.sha256(swap[src])) if src in swap else (n, src, d, h)
+                    for n, src, d, h in plan]
+            np_lock["sha256"] = stamps.sha256(compiled[1])
+            info.bytecode = True
+
+    snapshot_name = snapshot_entry = None
+    if memory_snapshot_enabled:
+        std_now = next(p for p in plan if p[0] == STDLIB_NAME)
+        np_now = next(p for p in plan if p[0] == np_name)
+        np_pack = cached_pack(cache_root, np_now[1], np_now[3])
+        made = memory_snapshot(cache_root, src_dir, (std_now[1], std_now[3]), (np_pack, stamps.sha256(np_pack)),
+                               manifest["assets"]["pyodide.asm.wasm"]["sha256"], warm_imports,
+                               theme_python_dir=theme_python_dir(project_root))
+        if made:
+            snap, dynlibs = made
+            with gzip.open(snap) as f:  # the heap size is the first field after the magic
+                head = f.read(8)
+            snapshot_entry = {"name": snap.name, "size": int.from_bytes(head[4:8], "little"), "dynlibs": dynlibs}
+            snapshot_name = snap.name
+            plan.append((snapshot_name, snap, None, stamps.sha256(snap)))
+            info.snapshot = snapshot_name
+
+    extra_lock: dict[str, dict] = {"numpy": np_lock}
+    imports = ["numpy"]
+    packages = ["numpy"]
+    if pkg_dir.is_dir() and any(pkg_dir.glob("*.py")):
+        ac_version = project_version(project_root, pkg_dir)
+        whl_name, whl = build_wheel_bytes(pkg_dir, version=ac_version, dist_name="attention_core")
+        extra_lock["attention-core"] = lock_entry_for_wheel(
+            whl_name, whl, name="attention-core", version=ac_version, imports=["attention_core"], depends=["numpy"])
+        plan.append((whl_name, None, whl, sha256_bytes(whl)))
+        info.attention_core_wheel = whl_name
+        imports.append("attention_core")
+        packages.append("attention-core")
+    # Wheels ship as packs (see `wheel_pack`); the index maps each pack to its wheel's name.
+    packs = []
+    for i, (name, src, data, digest) in enumerate(plan):
+        if name.endswith(".whl"):
+            if src is not None:
+                packed = cached_pack(cache_root, src, digest)
+                plan[i] = (packed.name, packed, None, stamps.sha256(packed))
+            else:
+                packed_bytes = wheel_pack(data)
+                plan[i] = (pack_name(name), None, packed_bytes, sha256_bytes(packed_bytes))
+            packs.append({"name": plan[i][0], "wheel": name})
+    lock_bytes = (json.dumps(trimmed_lock(manifest, extra_lock), sort_keys=True, separators=(",", ":")) + "\n").encode()
+    plan.append((LOCK_NAME, None, lock_bytes, sha256_bytes(lock_bytes)))
+    # Index order is boot order: file:// loads the wrapper scripts one after another in this order (http
+    # fetches everything at once).  The tiny lock file is awaited when the boot ends (it came last, behind
+    # 30 MB of wrappers), the snapshot is inflated while the stdlib still loads, the packs come last.
+    first = ["pyodide.js", "pyodide.asm.js", LOCK_NAME, snapshot_name, "pyodide.asm.wasm", STDLIB_NAME]
+    plan.sort(key=lambda p: first.index(p[0]) if p[0] in first else len(first))
+
+    index_assets = []
+    wanted = {INDEX_NAME, RUNTIME_JS_NAME}
+    for name, src, data, digest in plan:
+        out = dest / name
+        if src is None:  # generated at build time (small)
+            write_if_changed(out, data)
+            wraps = []
+            for i, chunk in enumerate(wrapper_chunks(name, data)):
+                wraps.append(dest / wrapper_name(name, i))
+                write_if_changed(wraps[-1], chunk)
+        else:
+            copy_if_stale(src, out)
+            wraps = []
+            for part in cached_wrappers(cache_root, name, src, digest, stamps):
+                wraps.append(dest / part.name)
+                copy_if_stale(part, wraps[-1])
+        size, wsize = out.stat().st_size, sum(w.stat().st_size for w in wraps)
+        index_assets.append({"name": name, "size": size, "sha256": digest,
+                             "wrappers": [w.name for w in wraps], "wrapper": wraps[0].name, "wrapperSize": wsize})
+        info.http_files.append(name)
+        info.file_protocol_files += [w.name for w in wraps]
+        wanted |= {name, *(w.name for w in wraps)}
+        info.http_bytes += size
+        info.file_bytes += wsize
+
+    # Remove what an earlier build wrote and this one does not (other attention_core versions, old wrappers).
+    ours = tuple(p[0] for p in plan) + ("attention_core-", SNAPSHOT_PREFIX, np_name[:-len(".whl")])
+    for old in dest.iterdir():
+        if old.is_file() and old.name not in wanted and old.name.startswith(ours):
+            old.unlink()
+
+    index = {"version": version, "assets": index_assets, "packages": packages, "imports": imports,
+             "snapshot": snapshot_entry, "env": SNAPSHOT_ENV, "packs": packs,
+             "lockFile": LOCK_NAME, "wrapperChunkChars": WRAPPER_CHUNK}
+    index_bytes = ("self.__pyRuntimeIndex=" + json.dumps(index, sort_keys=True, separators=(",", ":")) + ";\n").encode()
+    write_if_changed(dest / INDEX_NAME, index_bytes)
+    info.http_bytes += len(index_bytes)
+    info.file_bytes += len(index_bytes)
+    info.files = [INDEX_NAME] + info.http_files + info.file_protocol_files
+    stamps.save()
+    if bundle:
+        bundle_python_runtime(dest, root=project_root)
+        info.files.insert(0, RUNTIME_JS_NAME)
+    return info

@@ -1,0 +1,58 @@
+// Memory snapshot (builder/runtime/snapshot.py, memory_snapshot, which explains the scheme): boots Pyodide
+// under Node, installs the NumPy pack, imports the warm modules and writes the heap (+ its dynlibs record).
+const [pyodideDir, stdlib, pack, out, sitePackages, warm, envJSON, courseRuntime, courseDir, packsModule] = process.argv.slice(2);
+const fs = require("fs");
+const zlib = require("zlib");
+const { loadPyodide } = require(pyodideDir + "/pyodide.js");
+const TABLE_SLACK = 64;
+// Every global-offset-table entry (the address of each data symbol and table slot of each function the
+// libraries share): the browser computes the same digest after relinking and refuses a mismatch.
+function gotDigest(GOT) {
+  const text = Object.keys(GOT).sort().map((k) => `${k}=${GOT[k].value}`).join("\n");
+  return require("crypto").createHash("sha256").update(text).digest("hex");
+}
+(async () => {
+  const py = await loadPyodide({ indexURL: pyodideDir + "/", stdLibURL: stdlib, env: JSON.parse(envJSON), _makeSnapshot: true });
+  const M = py._module;
+  // The pack's files, written by the browser's own code (theme/js/python/packs.js; a Python unzip would
+  // also leave garbage in the heap).
+  const { installPack } = await import(require("url").pathToFileURL(packsModule).href);
+  const libs = installPack(py.FS, pack, new Uint8Array(zlib.gunzipSync(fs.readFileSync(pack))));
+  // Browsers add a few function-table slots after a restore that Node does not (e.g. Pyodide's JSPI
+  // wrappers): the libraries start after a reserved gap, which the browser fills up to the same length.
+  if (M.freeTableIndexes.length) throw new Error("the function table has free slots: libraries would not land where recorded");
+  const tableBefore = M.wasmTable.length + TABLE_SLACK;
+  M.wasmTable.grow(TABLE_SLACK);
+  const handles = [];
+  for (const path of libs) {
+    const handle = M._calloc(1, 32); // emscripten's struct dso fields at +8 … +28; kept in the heap
+    await M.loadDynamicLibrary(path, { loadAsync: true, nodelete: true, allowUndefined: true, global: false, fs: M.FS }, {}, handle);
+    M.LDSO.loadedLibsByName[path.slice(path.lastIndexOf("/") + 1)] = M.LDSO.loadedLibsByName[path];
+    handles.push([path, handle]);
+  }
+  const tableAfter = M.wasmTable.length;
+  // The cell executor too (the worker writes the same file to the same place and finds it imported).
+  py.FS.mkdirTree(courseDir);
+  py.FS.writeFile(courseDir + "/course_runtime.py", fs.readFileSync(courseRuntime));
+  py.runPython(`
+import sys, gc
+sys.path.insert(0, ${JSON.stringify(courseDir)})
+import course_runtime
+finder = sys.path_importer_cache.get(${JSON.stringify(sitePackages.replace(/\/$/, ""))})
+if finder is not None: finder.invalidate_caches()
+for name in ${JSON.stringify(warm)}.split(","):
+    try:
+        __import__(name.strip())
+    except ImportError:
+        pass  # e.g. platform-specific helpers; reported when a cell imports them
+del finder, name
+gc.collect()
+`);
+  if (M.wasmTable.length !== tableAfter) throw new Error("the imports grew the function table: the browser could not rebuild it");
+  const ours = new Set(handles.map(([, h]) => h));
+  const got = gotDigest(M.GOT);
+  const byHandle = Object.entries(M.LDSO.loadedLibsByHandle)
+    .filter(([h]) => !ours.has(Number(h))).map(([h, dso]) => [Number(h), dso.name]);
+  fs.writeFileSync(out + ".raw", py.makeMemorySnapshot());
+  fs.writeFileSync(out + ".json", JSON.stringify({ libs: handles, tableBefore, tableAfter, byHandle, got }));
+})().catch((e) => { console.error(String(e && e.stack || e)); process.exit(1); });

@@ -69,7 +69,7 @@ def test_katex_css_and_fonts_are_shipped(course_site):
 
 
 def test_katex_css_is_pruned_to_the_classes_of_the_site_formulas(course_site):
-    from builder.math import classes_in
+    from builder.katex.css import classes_in
 
     shipped = (course_site / "assets/katex/katex.min.css").read_text(encoding="utf-8")
     full = (ROOT / "node_modules/katex/dist/katex.min.css").read_text(encoding="utf-8")

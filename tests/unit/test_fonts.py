@@ -1,4 +1,4 @@
-"""builder/fonts.py: which KaTeX font files a page's formulas make the browser download (so the page can
+"""builder/katex/fonts.py: which KaTeX font files a page's formulas make the browser download (so the page can
 preload exactly those). The browser itself is the judge in tests/e2e/test_layout_shift.py; here the CSS
 semantics (cascade, inheritance, combinators, font matching) are checked on small stylesheets, and the
 build's output on a small site."""
@@ -10,9 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from builder import fonts
-from builder.assets import katex_css
-from builder.math import render_formula
+from builder.katex import font_rules, fonts, katex_css
+from builder.katex.engines import render_formula
 from tests.conftest import ROOT, build
 
 # A stylesheet shaped like katex.css, small enough to reason about by hand.
@@ -36,7 +35,7 @@ CSS = """
 
 
 def files(html: str, css: str = CSS) -> list[str]:
-    usage = fonts.FontUsage(fonts.parse_font_rules(css))
+    usage = fonts.FontUsage(font_rules.parse_font_rules(css))
     return sorted(face.file_name for face in usage.formula_faces(html))
 
 
@@ -82,19 +81,19 @@ def test_only_the_visual_part_with_text_needs_fonts():
 
 
 def test_css_font_matching_picks_style_first_then_the_nearest_weight():
-    faces = fonts.parse_font_rules(CSS).faces
+    faces = font_rules.parse_font_rules(CSS).faces
     main = [f for f in faces if f.family == "F_Main"]
     math = [f for f in faces if f.family == "F_Math"]
-    assert fonts.match_face(main, 700, "italic").file_name == "Main-BoldItalic.woff2"
-    assert fonts.match_face(main, 600, "normal").file_name == "Main-Bold.woff2"  # > 500: heavier first
-    assert fonts.match_face(main, 500, "normal").file_name == "Main-Regular.woff2"  # 400–500: then lighter
-    assert fonts.match_face(main, 300, "oblique").file_name == "Main-Italic.woff2"  # oblique → italic
-    assert fonts.match_face(math, 700, "normal").file_name == "Math-Italic.woff2"  # the only face
-    assert fonts.match_face([], 400, "normal") is None
+    assert font_rules.match_face(main, 700, "italic").file_name == "Main-BoldItalic.woff2"
+    assert font_rules.match_face(main, 600, "normal").file_name == "Main-Bold.woff2"  # > 500: heavier first
+    assert font_rules.match_face(main, 500, "normal").file_name == "Main-Regular.woff2"  # 400–500: then lighter
+    assert font_rules.match_face(main, 300, "oblique").file_name == "Main-Italic.woff2"  # oblique → italic
+    assert font_rules.match_face(math, 700, "normal").file_name == "Math-Italic.woff2"  # the only face
+    assert font_rules.match_face([], 400, "normal") is None
 
 
 def test_the_shipped_katex_stylesheet_is_understood():
-    rules = fonts.parse_font_rules(katex_css(ROOT))
+    rules = font_rules.parse_font_rules(katex_css(ROOT))
     assert len(rules.faces) == 20
     dist = ROOT / "node_modules/katex/dist"
     assert all((dist / face.url).is_file() for face in rules.faces)
@@ -109,12 +108,12 @@ def test_the_shipped_katex_stylesheet_is_understood():
 
 
 def test_stylesheet_features_it_cannot_evaluate_are_an_error_not_a_guess():
-    with pytest.raises(fonts.FontRulesError):
-        fonts.parse_font_rules(CSS + '.katex [dir="rtl"]{font-family:F_Main}')
-    with pytest.raises(fonts.FontRulesError):
-        fonts.parse_font_rules(CSS + "@media print{.katex{font-family:F_Main}}")
-    with pytest.raises(fonts.FontRulesError):
-        fonts.parse_font_rules('@font-face{font-family:X;src:url(x.woff2);unicode-range:U+0-7F}')
+    with pytest.raises(font_rules.FontRulesError):
+        font_rules.parse_font_rules(CSS + '.katex [dir="rtl"]{font-family:F_Main}')
+    with pytest.raises(font_rules.FontRulesError):
+        font_rules.parse_font_rules(CSS + "@media print{.katex{font-family:F_Main}}")
+    with pytest.raises(font_rules.FontRulesError):
+        font_rules.parse_font_rules('@font-face{font-family:X;src:url(x.woff2);unicode-range:U+0-7F}')
 
 
 def test_formulas_hidden_when_the_page_loads_are_left_out():
@@ -147,7 +146,7 @@ def test_font_urls_are_resolved_like_the_browser_resolves_them_in_the_stylesheet
 
 @pytest.mark.parametrize("display", [False, True])
 def test_the_shortcut_for_plain_formulas_agrees_with_walking_every_element(display):
-    usage = fonts.FontUsage(fonts.parse_font_rules(katex_css(ROOT)))
+    usage = fonts.FontUsage(font_rules.parse_font_rules(katex_css(ROOT)))
     course = [line for md in sorted((ROOT / "content").glob("*.md")) for line in re.findall(
         r"\$([^$\n]+)\$", md.read_text(encoding="utf-8"))]
     variety = [r"\mathbf{x + \frac{1}{2}}", r"\textbf{a \textit{b} c}", r"\boldsymbol{\frac{a}{b}}", r"\sqrt[3]{x^2}",

@@ -7,8 +7,12 @@ from html.parser import HTMLParser
 
 import pytest
 
-from builder import fonts
-from builder import math as mathstage
+from builder.katex import site_assets
+from builder.katex.compact import compact_katex_html
+from builder.katex.css import _split_selectors, classes_in, css_blocks, prune_katex_css
+from builder.katex.engines import PykatexEngine, default_engine
+from builder.katex.subset import AUTOHINTER_REFERENCE, autohinter_reference, subset_font
+from builder.katex.typeset import MathCache, render_all
 from tests.conftest import ROOT
 from tests.unit.test_math_engines import SYNTHETIC, course_formulas
 
@@ -68,20 +72,20 @@ def tree(html: str) -> list:
 def typeset() -> dict[tuple[str, bool], str]:
     """KaTeX's own output for every formula of the course and the synthetic set."""
     formulas = sorted(course_formulas() | set(SYNTHETIC))
-    out = mathstage.default_engine().render_many(formulas)
+    out = default_engine(ROOT).render_many(formulas)
     return {f: html for f, (html, _) in zip(formulas, out) if html is not None}
 
 
 def test_compact_html_builds_the_same_elements_as_katex_output(typeset):
     assert len(typeset) > 40
     for formula, html in typeset.items():
-        compact = mathstage.compact_katex_html(html)
+        compact = compact_katex_html(html)
         assert tree(compact) == tree(html), formula
 
 
 def test_compact_html_drops_namespaces_tex_source_and_style_padding(typeset):
     before = sum(len(h.encode()) for h in typeset.values())
-    compacts = [mathstage.compact_katex_html(h) for h in typeset.values()]
+    compacts = [compact_katex_html(h) for h in typeset.values()]
     after = sum(len(h.encode()) for h in compacts)
     joined = "".join(compacts)
     assert "xmlns=" not in joined and "<annotation" not in joined and "<semantics>" not in joined
@@ -93,12 +97,12 @@ def test_compact_html_drops_namespaces_tex_source_and_style_padding(typeset):
 
 def test_compact_html_is_what_the_math_stage_caches_and_returns(tmp_path):
     formula = (r"\frac{QK^\top}{\sqrt{d_k}}", True)
-    cache = mathstage.MathCache(tmp_path / "katex.sqlite")
-    html, errors, fresh = mathstage.render_all([formula], cache, memo={})
+    cache = MathCache(tmp_path / "katex.sqlite")
+    html, errors, fresh = render_all([formula], cache, ROOT, memo={})
     assert not errors and fresh == 1
-    raw = mathstage.PykatexEngine().render_many([formula])[0][0]
-    assert html[formula] == mathstage.compact_katex_html(raw) != raw
-    assert cache.get_many([mathstage.MathCache.key(*formula)]) == {mathstage.MathCache.key(*formula): html[formula]}
+    raw = PykatexEngine().render_many([formula])[0][0]
+    assert html[formula] == compact_katex_html(raw) != raw
+    assert cache.get_many([MathCache.key(*formula)]) == {MathCache.key(*formula): html[formula]}
 
 
 # ------------------------------------------------------------------------------------------- stylesheet
@@ -107,7 +111,7 @@ def test_compact_html_is_what_the_math_stage_caches_and_returns(tmp_path):
 def test_pruning_with_every_class_keeps_the_stylesheet_unchanged():
     css = KATEX_DIST_CSS.read_text(encoding="utf-8")
     every = set(re.findall(r"\.(-?[_a-zA-Z][\w-]*)", css))
-    assert mathstage.prune_katex_css(css, every) == css.strip()
+    assert prune_katex_css(css, every) == css.strip()
 
 
 def test_pruning_drops_selectors_that_need_an_unused_class_and_fonts_nobody_names():
@@ -120,7 +124,7 @@ def test_pruning_drops_selectors_that_need_an_unused_class_and_fonts_nobody_name
            '.katex .script{font-family:KaTeX_Script}'
            '@media screen{.katex .c{margin:0}.katex .zz{margin:1px}}'
            '.katex-display>.katex{display:block}')
-    out = mathstage.prune_katex_css(css, {"katex", "c", "x", "script"})
+    out = prune_katex_css(css, {"katex", "c", "x", "script"})
     assert out == ('@font-face{font-family:KaTeX_Main;src:url(a.woff2)}'
                    '@font-face{font-family:"KaTeX_Script";src:url(c.woff2)}'
                    '.katex{font:normal 1.21em KaTeX_Main,serif}'
@@ -135,15 +139,15 @@ def test_pruned_stylesheet_keeps_every_rule_the_course_formulas_can_match(typese
     css = KATEX_DIST_CSS.read_text(encoding="utf-8")
     used = set()
     for html in typeset.values():
-        used |= mathstage.classes_in(mathstage.compact_katex_html(html))
+        used |= classes_in(compact_katex_html(html))
     assert {"katex", "katex-html", "mord", "vlist", "mfrac"} <= used
-    pruned = mathstage.prune_katex_css(css, used)
+    pruned = prune_katex_css(css, used)
     assert len(pruned) < len(css) / 2
-    kept = {s for prelude, _ in mathstage.css_blocks(pruned) for s in mathstage._split_selectors(prelude)}
-    for prelude, _ in mathstage.css_blocks(css):
+    kept = {s for prelude, _ in css_blocks(pruned) for s in _split_selectors(prelude)}
+    for prelude, _ in css_blocks(css):
         if prelude.startswith("@"):
             continue
-        for selector in mathstage._split_selectors(prelude):
+        for selector in _split_selectors(prelude):
             needs = set(re.findall(r"\.(-?[_a-zA-Z][\w-]*)", re.sub(r":not\([^)]*\)", "", selector)))
             assert (selector in kept) == (needs <= used), selector
 
@@ -160,8 +164,8 @@ def test_subset_font_keeps_the_glyphs_metrics_and_hinting_of_the_characters_aske
     from fontTools.ttLib import TTFont
 
     data = (KATEX_FONTS / "KaTeX_Math-Italic.woff2").read_bytes()
-    out = fonts.subset_font(data, "QKVdk")
-    assert out == fonts.subset_font(data, "QKVdk")  # deterministic (no timestamp)
+    out = subset_font(data, "QKVdk")
+    assert out == subset_font(data, "QKVdk")  # deterministic (no timestamp)
     assert len(out) < len(data) / 2
     full, sub = TTFont(BytesIO(data)), TTFont(BytesIO(out))
     assert set(sub.getBestCmap()) == {ord(c) for c in "QKVdk"}
@@ -180,8 +184,8 @@ def test_subset_font_keeps_the_glyphs_metrics_and_hinting_of_the_characters_aske
 
 
 def test_autohinter_reference_letters_follow_the_scripts_drawn():
-    assert fonts.autohinter_reference({"x"}) == set(fonts.AUTOHINTER_REFERENCE["latin"][0])
-    greek = fonts.autohinter_reference({"α", "1"})
+    assert autohinter_reference({"x"}) == set(AUTOHINTER_REFERENCE["latin"][0])
+    greek = autohinter_reference({"α", "1"})
     assert set("THEZ0") <= greek and set("ΓΒβθοΟ") <= greek and not greek & set("БВ")
 
 
@@ -192,18 +196,18 @@ def test_site_fonts_cover_every_formula_character_and_the_autohinter_reference(t
 
     formulas = [(r"\mathrm{softmax}\left(\frac{QK^\top}{\sqrt{d_k}}\right)V", True), (r"\sum_j e^{s_j}", False)]
     css = KATEX_DIST_CSS.read_text(encoding="utf-8")
-    files = {mathstage.KATEX_CSS_PATH: css.encode()}
+    files = {site_assets.KATEX_CSS_PATH: css.encode()}
     for font in KATEX_FONTS.glob("*.woff2"):
         files[f"assets/katex/fonts/{font.name}"] = font.read_bytes()
-    out = mathstage.site_katex_assets(files, formulas, tmp_path)
-    shipped_css = out[mathstage.KATEX_CSS_PATH].decode()
+    out = site_assets.site_katex_assets(files, formulas, tmp_path, ROOT)
+    shipped_css = out[site_assets.KATEX_CSS_PATH].decode()
     named = set(re.findall(r"url\(fonts/([^)]+\.woff2)\)", shipped_css))
     assert {"KaTeX_Main-Regular.woff2", "KaTeX_Math-Italic.woff2", "KaTeX_Size3-Regular.woff2"} <= named
     assert "KaTeX_Fraktur-Regular.woff2" not in named
-    html, _, _ = mathstage.render_all(formulas, mathstage.MathCache(None))
-    chars = set().union(*(mathstage.formula_characters(h) for h in html.values()))
+    html, _, _ = render_all(formulas, MathCache(None), ROOT)
+    chars = set().union(*(site_assets.formula_characters(h) for h in html.values()))
     assert not chars & set("ΓΒβγБВ")
-    chars |= fonts.autohinter_reference(chars)
+    chars |= autohinter_reference(chars)
     assert set("THEZOCQSpqgjy0") <= chars and not chars & set("ΓΒβγБВ")  # Latin reference only
     subset = set()
     for name, data in files.items():
@@ -215,18 +219,19 @@ def test_site_fonts_cover_every_formula_character_and_the_autohinter_reference(t
         assert set(sub) == {c for c in full if chr(c) in chars}, name
     assert {"KaTeX_Main-Regular.woff2", "KaTeX_Math-Italic.woff2"} <= subset <= named
     assert "KaTeX_Main-Bold.woff2" not in subset  # named by the stylesheet (family KaTeX_Main) but never drawn
-    assert out == mathstage.site_katex_assets(files, formulas, tmp_path)  # and again, from the cache
+    assert out == site_assets.site_katex_assets(files, formulas, tmp_path, ROOT)  # and again, from the cache
 
 
 def test_site_katex_assets_are_cached_by_the_set_of_formulas(tmp_path, monkeypatch):
-    files = {mathstage.KATEX_CSS_PATH: KATEX_DIST_CSS.read_bytes(),
+    files = {site_assets.KATEX_CSS_PATH: KATEX_DIST_CSS.read_bytes(),
              "assets/katex/fonts/KaTeX_Main-Regular.woff2": (KATEX_FONTS / "KaTeX_Main-Regular.woff2").read_bytes()}
     formulas = [(r"x^2 + 1", False), (r"\frac{a}{b}", True)]
-    first = mathstage.site_katex_assets_cached(files, formulas, tmp_path)
-    assert first == mathstage.site_katex_assets(files, formulas, tmp_path)
+    first = site_assets.site_katex_assets_cached(files, formulas, tmp_path, ROOT)
+    assert first == site_assets.site_katex_assets(files, formulas, tmp_path, ROOT)
     calls = []
-    monkeypatch.setattr(mathstage, "site_katex_assets", lambda *a: calls.append(a) or {})
-    assert mathstage.site_katex_assets_cached(files, list(reversed(formulas)) * 2, tmp_path) == first  # same set
+    monkeypatch.setattr(site_assets, "site_katex_assets", lambda *a: calls.append(a) or {})
+    same_set = list(reversed(formulas)) * 2
+    assert site_assets.site_katex_assets_cached(files, same_set, tmp_path, ROOT) == first  # same set
     assert not calls
-    mathstage.site_katex_assets_cached(files, formulas + [(r"\sqrt{d_k}", False)], tmp_path)
+    site_assets.site_katex_assets_cached(files, formulas + [(r"\sqrt{d_k}", False)], tmp_path, ROOT)
     assert len(calls) == 1  # a new formula: worked out again

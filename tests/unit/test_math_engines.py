@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from builder import math as mathstage
+from builder.katex import engines
 from builder.errors import BuildFailed, Problems
 from builder.content import load_site
 from builder import pipeline
@@ -42,10 +42,10 @@ def test_v8_engine_is_byte_identical_to_pykatex_on_course_and_synthetic_formulas
     assert len(formulas) > 40  # the course alone has dozens; an empty corpus would prove nothing
     # The process-wide engine the build uses (one V8 isolate per process): a second MiniRacer created in a test
     # process that had already run a build and Playwright segfaulted once in mr_init_context.
-    engine = mathstage.default_engine()
+    engine = engines.default_engine(ROOT)
     assert engine.name == "v8"
     fast = engine.render_many(formulas)
-    reference = mathstage.PykatexEngine().render_many(formulas)
+    reference = engines.PykatexEngine().render_many(formulas)
     mismatches = [f for f, a, b in zip(formulas, fast, reference) if a != b]
     assert not mismatches, f"engines differ on {mismatches[:5]}"
     failed = {f for f, (html, _) in zip(formulas, reference) if html is None}
@@ -54,7 +54,7 @@ def test_v8_engine_is_byte_identical_to_pykatex_on_course_and_synthetic_formulas
 
 
 def test_default_engine_is_v8():
-    assert mathstage.default_engine().name == "v8"
+    assert engines.default_engine(ROOT).name == "v8"
 
 
 def test_bad_formula_is_reported_with_file_line_and_katex_message(make_content, tmp_path):

@@ -7,23 +7,15 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-import re
 from pathlib import Path
 from typing import Callable, Iterable
 
 from .bundle import BundleError, bundle_front_end
-from .completions import completions_script
-from .pyodide_assets import prepare_python_runtime
+from .errors import AssetError
+from .katex import katex_files
 from .model import BuildOptions, Page
+from .runtime import completions_script, prepare_python_runtime
 from .widgets import all_widgets
-
-KATEX_DIST = Path("node_modules/katex/dist")
-
-
-class AssetError(Exception):
-    def __init__(self, path: str, message: str):
-        self.path = path
-        super().__init__(message)
 
 
 def short_hash(data: bytes) -> str:
@@ -53,26 +45,6 @@ def theme_css(minified: dict[str, str]) -> dict[str, bytes]:
     return bundles
 
 
-def katex_css(root: Path) -> str:
-    """KaTeX's stylesheet as the site ships it: its @font-face rules name only the woff2 files (every browser
-    we target reads woff2, so the woff/ttf fallbacks are dropped instead of being shipped). The pages stage
-    reads it too, to preload each page's fonts (builder/fonts.py)."""
-    css_path = root / KATEX_DIST / "katex.min.css"
-    if not css_path.exists():
-        raise AssetError(str(KATEX_DIST), "KaTeX is not installed: run `npm ci` (or `make site`)")
-    css = css_path.read_text(encoding="utf-8")
-    return re.sub(r',url\(fonts/[^)]+\.(?:woff|ttf)\) format\("(?:woff|truetype)"\)', "", css)
-
-
-def katex_assets(root: Path) -> dict[str, bytes]:
-    """KaTeX's stylesheet (katex_css) and its woff2 fonts."""
-    dist = root / KATEX_DIST
-    files = {"assets/katex/katex.min.css": katex_css(root).encode("utf-8")}
-    for font in sorted((dist / "fonts").glob("*.woff2")):
-        files[f"assets/katex/fonts/{font.name}"] = font.read_bytes()
-    return files
-
-
 def build_assets(options: BuildOptions) -> dict[str, bytes]:
     """Every asset but the Python runtime's large files: the theme's scripts and stylesheets (one esbuild run,
     builder/bundle.py), KaTeX's files, the theme's static files, the editor's NumPy completions."""
@@ -83,7 +55,7 @@ def build_assets(options: BuildOptions) -> dict[str, bytes]:
     except BundleError as exc:
         raise AssetError("theme/js", str(exc)) from exc
     files.update(theme_css(minified))
-    files.update(katex_assets(options.root))
+    files.update(katex_files(options.root))
     static = options.theme_dir / "static"
     for extra in sorted(static.glob("*")) if static.exists() else []:
         if extra.is_file():
@@ -113,7 +85,7 @@ def output_writers(options: BuildOptions, pages: list[Page]) -> list[Callable[[P
     def write_runtime(out: Path) -> None:
         # python-runtime.js itself is already in the output (build_assets bundled it to hash its URL)
         prepare_python_runtime(out / "assets" / "python", cache_dir=(options.cache_dir or options.root / ".cache"),
-                               pyodide_dir=options.pyodide_dir, project_root=options.root, bundle=False)
+                               pyodide_dir=options.pyodide_dir, project_root=options.root)
 
     write_runtime.reuse_dir = "assets/python"  # type: ignore[attr-defined]  # hard-link the previous runtime
     return [write_runtime]

@@ -18,6 +18,7 @@ from pathlib import Path
 
 PROGRAM = Path(__file__).with_name("bundle.mjs")
 PYTHON_RUNTIME_ENTRY = "python-runtime.js"  # theme/js/python-runtime.js → assets/python/python-runtime.js
+PYTHON_RUNTIME_OUT = "assets/python/python-runtime.js"
 
 
 class BundleError(RuntimeError):
@@ -41,12 +42,14 @@ def _run(root: Path, spec: dict) -> dict:
 
 
 def bundle_front_end(root: Path, theme_dir: Path, *, widgets: list[str], python_runtime: bool,
-                     css_files: list[Path] = (), minify: bool = True) -> tuple[dict[str, bytes], dict[str, str]]:
+                     css_files: list[Path] = (), page_scripts: bool = True,
+                     minify: bool = True) -> tuple[dict[str, bytes], dict[str, str]]:
     """({"assets/site.js": bytes, …, "assets/widget-<name>.js": …, "assets/python/python-runtime.js": …},
-    {stylesheet name: minified text}) from one esbuild run."""
+    {stylesheet name: minified text}) from one esbuild run. `page_scripts=False` leaves out the top-level
+    theme/js/*.js entries (a runtime bundled on its own)."""
     js_dir = theme_dir / "js"
     entries: list[dict] = [{"out": p.stem, "path": str(p)} for p in sorted(js_dir.glob("*.js"))
-                           if p.name != PYTHON_RUNTIME_ENTRY]
+                           if page_scripts and p.name != PYTHON_RUNTIME_ENTRY]
     entries += [{"out": f"widget-{name}", "widget": name} for name in widgets]
     if python_runtime:
         entries.append({"out": "python/python-runtime", "path": str(js_dir / PYTHON_RUNTIME_ENTRY)})

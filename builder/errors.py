@@ -78,6 +78,15 @@ class Problems:
         return sorted(self.items, key=lambda p: (p.path, p.line or 0, p.message))
 
 
+class AssetError(Exception):
+    """A front-end asset (theme script, stylesheet, KaTeX, the Python runtime) could not be built or copied;
+    reported as `path: message [asset]`."""
+
+    def __init__(self, path: str, message: str):
+        self.path = path
+        super().__init__(message)
+
+
 class BuildFailed(Exception):
     """Raised when a stage found errors; carries all of them."""
 

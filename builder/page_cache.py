@@ -28,7 +28,7 @@ from typing import Any, Callable
 
 from . import cache as cachestore
 from .errors import Problem, Problems
-from .math import KATEX_VERSION
+from .katex import KATEX_VERSION
 from .model import BuildOptions, Page, PageFacts, SiteSource, SourcePage
 
 BUILDER_DIR = Path(__file__).resolve().parent

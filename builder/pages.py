@@ -12,9 +12,8 @@ from typing import Any, Callable
 
 import jinja2
 
-from . import assets, fonts
 from . import cache as cachestore
-from . import math as mathstage
+from . import katex
 from .errors import Code, Problems
 from .model import BuildOptions, Page, SiteSource
 
@@ -204,21 +203,21 @@ def render_pages(site: SiteSource, pages: list[Page], options: BuildOptions, pro
 
 def font_preloads_for(options: BuildOptions, pages: list[Page],
                       asset_urls: dict[str, str]) -> Callable[[Page], list[str]]:
-    """page → URLs of the KaTeX fonts its formulas draw (builder/fonts.py), for the pages about to be rendered.
+    """page → URLs of the KaTeX fonts its formulas draw (builder/katex/fonts.py), for the pages about to be rendered.
     A function of the body, the formulas' HTML, KaTeX's stylesheet and builder/, all in the page's cache key."""
     formulas = {f for page in pages for f, _ in page.facts.formulas}
     if not formulas or "katex.css" not in asset_urls:
         return lambda page: []
-    cache = mathstage.MathCache(options.cache_dir / "katex.sqlite" if options.cache_dir else None)
+    cache = katex.MathCache(options.cache_dir / "katex.sqlite" if options.cache_dir else None)
     try:
-        html, _, _ = mathstage.render_all(formulas, cache)  # typeset already: from this process's memo or the cache
+        html, _, _ = katex.render_all(formulas, cache, options.root)  # typeset already: from this process's memo or the cache
     finally:
         cache.close()
-    katex_css = assets.katex_css(options.root)
+    katex_css = katex.katex_css(options.root)
 
     def preloads(page: Page) -> list[str]:
         formulas_html = [html[f] for f, _ in page.facts.formulas if f in html]
-        return fonts.page_font_urls(page.body_html, formulas_html, katex_css, asset_urls["katex.css"])
+        return katex.page_font_urls(page.body_html, formulas_html, katex_css, asset_urls["katex.css"])
 
     return preloads
 
@@ -227,7 +226,7 @@ def render_page(env: jinja2.Environment, site: SiteSource, page: Page, items: di
                 outline: dict[str, list[NavItem]], course_data: str, asset_urls: dict[str, str],
                 problems: Problems, content: str | None = None, font_preloads: list[str] | None = None) -> str | None:
     """The page's complete HTML; with `content`, that text stands in for the page body. `font_preloads`:
-    URLs of the KaTeX font files the page's formulas use (builder/fonts.py)."""
+    URLs of the KaTeX font files the page's formulas use (builder/katex/fonts.py)."""
     meta = page.source.meta
     template_name = "index.html" if meta["kind"] == "index" else "page.html"
     context = {

@@ -17,10 +17,10 @@ from markdown_it import MarkdownIt
 
 from . import assets, checks, output, page_cache, pages, search_index
 from . import cache as cachestore
-from . import math as katex
+from . import katex
 from .cells import render_cell, run_page_cells
 from .content import load_site
-from .errors import BuildFailed, Code, Problems
+from .errors import AssetError, BuildFailed, Code, Problems
 from .markdown import create_markdown
 from .model import BuildOptions, BuildResult, Page, ParseContext, SiteSource, SourcePage
 from .widgets import prepare_widget, render_widget
@@ -108,7 +108,7 @@ def typeset_math(built: list[Page], options: BuildOptions) -> int:
     formulas = {f for p in built for f, _ in p.facts.formulas}
     cache = katex.MathCache(options.cache_dir / "katex.sqlite" if options.cache_dir else None)
     try:
-        html, errors, fresh = katex.render_all(formulas, cache)
+        html, errors, fresh = katex.render_all(formulas, cache, options.root)
     finally:
         cache.close()
     for page in built:
@@ -147,7 +147,7 @@ def build_assets(options: BuildOptions, problems: Problems) -> dict[str, bytes]:
     try:
         with cachestore.open_cache(options.cache_dir) as store:
             return cachestore.cached(store, key, lambda: assets.build_assets(options))
-    except assets.AssetError as exc:
+    except AssetError as exc:
         problems.add(Code.ASSET, exc.path, None, str(exc))
         return {}
 
@@ -163,7 +163,7 @@ def katex_assets(options: BuildOptions, files: dict[str, bytes], built: list[Pag
     """KaTeX's stylesheet and fonts cut down to what the site's formulas use."""
     katex_files = {name: data for name, data in files.items() if name.startswith("assets/katex/")}
     return katex.site_katex_assets_cached(katex_files, (f for p in built for f, _ in p.facts.formulas),
-                                          options.cache_dir)
+                                          options.cache_dir, options.root)
 
 
 def pages_stage(options: BuildOptions, site: SiteSource, built: list[Page], asset_urls: dict[str, str],
@@ -177,7 +177,7 @@ def write(options: BuildOptions, files: dict[str, bytes], built: list[Page], pro
     """Everything into a fresh folder next to `out_dir`, swapped into place (builder/output.py)."""
     try:
         output.write_site(files, options.out_dir, assets.output_writers(options, built))
-    except assets.AssetError as exc:
+    except AssetError as exc:
         problems.add(Code.ASSET, exc.path, None, str(exc))
         raise BuildFailed(problems) from exc
 

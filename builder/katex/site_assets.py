@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Iterable
 
 from builder import cache as cachestore
-from builder.assets import AssetError
+from builder.errors import AssetError
 
 from .css import classes_in, prune_katex_css
 from .engines import KATEX_DIST
@@ -96,4 +96,4 @@ def site_katex_assets_cached(katex_files: dict[str, bytes], formulas: Iterable[F
                             *(name.encode() + b"\0" + hashlib.sha256(data).digest()
                               for name, data in sorted(katex_files.items())))
     with cachestore.open_cache(cache_dir) as store:
-        return cachestore.cached_stage(store, key, lambda: site_katex_assets(katex_files, ordered, cache_dir, root))
+        return cachestore.cached(store, key, lambda: site_katex_assets(katex_files, ordered, cache_dir, root))

@@ -83,4 +83,4 @@ def subset_fonts_cached(fonts: dict[str, bytes], characters: str, css: str, form
                 if drawn is None or name[len(KATEX_FONTS_DIR):] in drawn}
 
     with cachestore.open_cache(cache_dir) as store:
-        return cachestore.cached_stage(store, key, compute)
+        return cachestore.cached(store, key, compute)

@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from builder.cache import cached_stage, digest, open_cache
+from builder.cache import cached, digest, open_cache
 
 # module path → how the reader usually reaches it (aliases are resolved in the browser)
 MODULES = ["numpy", "numpy.linalg", "numpy.random", "numpy.fft", "attention_core"]
@@ -141,4 +141,4 @@ def _script(data: dict) -> bytes:
 def completions_script(root: Path, cache_dir: Path | None) -> bytes:
     """The bytes of assets/numpy-completions.js (from the cache when NumPy and attention_core are unchanged)."""
     with open_cache(cache_dir) as store:
-        return cached_stage(store, _cache_key(root), lambda: _script(generate(root)))
+        return cached(store, _cache_key(root), lambda: _script(generate(root)))

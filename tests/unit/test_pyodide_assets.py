@@ -15,9 +15,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+from tests.conftest import ROOT, TEST_CACHE  # noqa: E402
 
 from builder import runtime  # noqa: E402
 
@@ -30,7 +28,7 @@ NPM_ASSETS = [n for n in MANIFEST["assets"] if not n.endswith(".whl")]
 @pytest.fixture(scope="session")
 def numpy_wheel() -> Path:
     """The verified NumPy wheel in the project cache (downloaded from PyPI once, then reused)."""
-    return runtime.ensure_numpy_wheel(ROOT / ".cache" / "pyodide")
+    return runtime.ensure_numpy_wheel(TEST_CACHE / "pyodide")
 
 
 @pytest.fixture
@@ -173,7 +171,7 @@ CPYTHON_312_MAGIC = 3531  # importlib.util.MAGIC_NUMBER of CPython 3.12 (Pyodide
 @pytest.mark.skipif(shutil.which("node") is None, reason="precompiling runs Pyodide under Node")
 def test_stdlib_and_numpy_ship_precompiled_bytecode(tmp_path: Path, cache_dir: Path, numpy_wheel: Path):
     # the compiled pair is cached by source hash in the project cache (compiling takes ~20 s once)
-    shared = ROOT / ".cache" / "pyodide" / "compiled"
+    shared = TEST_CACHE / "pyodide" / "compiled"
     if shared.is_dir():
         shutil.copytree(shared, cache_dir / "pyodide" / "compiled", dirs_exist_ok=True)
     dest = tmp_path / "py"
@@ -302,7 +300,7 @@ def _pyodide_build_id() -> str:
 def test_memory_snapshot_matches_the_shipped_pyodide(tmp_path: Path, cache_dir: Path):
     # made once per (Pyodide, stdlib, NumPy) in the project cache (~30 s), then reused
     for part in ("compiled", "snapshot"):
-        shared = ROOT / ".cache" / "pyodide" / part
+        shared = TEST_CACHE / "pyodide" / part
         if shared.is_dir():
             shutil.copytree(shared, cache_dir / "pyodide" / part, dirs_exist_ok=True)
     dest = tmp_path / "py"
@@ -400,7 +398,7 @@ def _boot_under_node(mode: str, dest: Path, tmp_path: Path, dynlibs: dict) -> di
 @pytest.mark.skipif(shutil.which("node") is None, reason="the snapshot is made by Pyodide under Node")
 def test_snapshot_with_numpy_restores_and_computes_like_a_fresh_interpreter(tmp_path: Path, cache_dir: Path):
     for part in ("compiled", "snapshot", "packs"):
-        shared = ROOT / ".cache" / "pyodide" / part
+        shared = TEST_CACHE / "pyodide" / part
         if shared.is_dir():
             shutil.copytree(shared, cache_dir / "pyodide" / part, dirs_exist_ok=True)
     dest = tmp_path / "py"

@@ -206,7 +206,7 @@ def measure_python(new_context, url: str, runs: int, site: Path) -> dict:
         page2.goto(url, wait_until="load")
         warm.append(page2.evaluate(RUN_FIRST_CELL, 0)["ms"])
         # 停止: a runaway loop, then Stop; time until the runtime is ready and until print(1+1) answers.
-        page2.evaluate("""() => { window.__rt = CoursePython.getRuntime();
+        page2.evaluate("""() => { window.__rt = Course.python.getRuntime();
             window.__loop = __rt.run('while True: pass', {}).catch(() => 'stopped'); }""")
         page2.wait_for_timeout(500)
         r = page2.evaluate("""async () => {

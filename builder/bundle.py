@@ -21,6 +21,26 @@ PYTHON_RUNTIME_ENTRY = "python-runtime.js"  # theme/js/python-runtime.js → ass
 PYTHON_RUNTIME_OUT = "assets/python/python-runtime.js"
 
 
+BROWSER_GLOBAL = "Course"
+"""The site's one browser global (theme/js/course.js): every script and data script hangs its part on it."""
+
+
+def browser_namespace(part: str) -> str:
+    """A JS expression for `Course.<part>`, creating both on first use (data scripts may run before any bundle)."""
+    g = BROWSER_GLOBAL
+    return f"((self.{g}=self.{g}||{{}}).{part}=self.{g}.{part}||{{}})"
+
+
+def browser_data_prefix(part: str, key: str) -> str:
+    """What a data script writes before its JSON: `Course.<part>.<key>=` (as a classic script: fetch() is
+    blocked on file://, a <script src> is not)."""
+    return f"{browser_namespace(part)}.{key}="
+
+
+def browser_data_script(part: str, key: str, json_text: str) -> bytes:
+    return f"{browser_data_prefix(part, key)}{json_text};\n".encode("utf-8")
+
+
 class BundleError(RuntimeError):
     """esbuild failed; the message carries esbuild's own diagnostics."""
 

@@ -1,6 +1,6 @@
 """Search index, built once per site from the rendered pages and embedded as a classic script.
 
-`assets/search-index.js` sets `window.__COURSE_SEARCH_INDEX__` (fetch is blocked on file://, a <script src>
+`assets/search-index.js` sets `Course.search.index` (fetch is blocked on file://, a <script src>
 is not). theme/js/site/search.js injects that script the first time the search dialog opens.
 
 Each page is cut into sections at its headings (h2–h4); a section is (page, heading, anchor id, plain text).
@@ -17,10 +17,10 @@ from html import escape, unescape
 from html.parser import HTMLParser
 from typing import Iterable
 
+from .bundle import browser_data_script
 from .model import Page, SearchSection
 
 INDEX_FILE = "assets/search-index.js"
-GLOBAL_NAME = "__COURSE_SEARCH_INDEX__"
 INDEX_VERSION = 1
 
 CJK_RUN_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
@@ -316,7 +316,7 @@ def build_index_from_sections(pages: Iterable[tuple[str, str, list[SearchSection
 
 def index_script(index: dict) -> bytes:
     payload = json.dumps(index, ensure_ascii=False, separators=(",", ":"))
-    return f"window.{GLOBAL_NAME}={payload};\n".encode("utf-8")
+    return browser_data_script("search", "index", payload)
 
 
 def search_index_files(pages: list[Page]) -> dict[str, bytes]:

@@ -2,7 +2,7 @@
 
 Generated at build time by walking the real modules, so the editor can list `np.` members with their
 signatures and first docstring line instantly, before Python has loaded in the browser. The result is
-emitted as `assets/numpy-completions.js`, a classic script setting `window.__courseCompletions`
+emitted as `assets/numpy-completions.js`, a classic script setting `Course.editor.completions`
 (a script, not JSON, because fetch() is blocked on file://), and kept in the build cache keyed by the
 NumPy version, attention_core's sources and this file's own source.
 """
@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from builder.bundle import browser_data_script
 from builder.cache import cached, digest, open_cache
 
 # module path → how the reader usually reaches it (aliases are resolved in the browser)
@@ -26,7 +27,6 @@ CLASSES = {"numpy.random.Generator": ("numpy.random", "Generator"), "numpy.ndarr
 MAX_DOC = 140
 MAX_SIG = 160
 _ADDRESS_RE = re.compile(r" at 0x[0-9a-fA-F]+")
-GLOBAL_NAME = "__courseCompletions"
 
 
 def _first_doc_line(obj: Any, name: str) -> str:
@@ -135,7 +135,7 @@ def _cache_key(root: Path) -> str:
 
 
 def _script(data: dict) -> bytes:
-    return (f"window.{GLOBAL_NAME}=" + json.dumps(data, ensure_ascii=False, separators=(",", ":")) + ";\n").encode("utf-8")
+    return browser_data_script("editor", "completions", json.dumps(data, ensure_ascii=False, separators=(",", ":")))
 
 
 def completions_script(root: Path, cache_dir: Path | None) -> bytes:

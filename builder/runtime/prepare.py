@@ -7,7 +7,7 @@
   (`python-snapshot-<key>.snap`, see snapshot.py), and the NumPy and attention_core wheels as
   packs (`*.pack`, see wheels.py, `wheel_pack`) that the worker unpacks with the browser's native inflate;
 * the file:// path: for each of those classic-script wrappers `<name>.<i>.js` (see wrappers.py);
-* `runtime-index.js`: `self.__pyRuntimeIndex = {...}` listing the assets with size, sha256 and wrapper
+* `runtime-index.js`: `Course.python.index = {...}` listing the assets with size, sha256 and wrapper
   chunk names (loaded by `<script>` in both modes, so the runtime knows what to load and how big it is).
 
 Every copied asset is checked against the manifest first (verify.py).
@@ -18,6 +18,8 @@ import gzip
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from builder.bundle import browser_data_script
 
 from .bundle import RUNTIME_JS_NAME, bundle_python_runtime, theme_python_dir
 from .files import copy_if_stale, write_if_changed
@@ -187,7 +189,7 @@ def prepare_python_runtime(dest: Path, *, cache_dir: Path, pyodide_dir: Path | N
     index = {"version": version, "assets": index_assets, "packages": packages, "imports": imports,
              "snapshot": snapshot_entry, "env": SNAPSHOT_ENV, "packs": packs,
              "lockFile": LOCK_NAME, "wrapperChunkChars": WRAPPER_CHUNK}
-    index_bytes = ("self.__pyRuntimeIndex=" + json.dumps(index, sort_keys=True, separators=(",", ":")) + ";\n").encode()
+    index_bytes = browser_data_script("python", "index", json.dumps(index, sort_keys=True, separators=(",", ":")))
     write_if_changed(dest / INDEX_NAME, index_bytes)
     info.http_bytes += len(index_bytes)
     info.file_bytes += len(index_bytes)

@@ -33,7 +33,7 @@ def py_page(request, browser, http_base, file_base):
     """One page per transport whose Python runtime is shared by the tests below."""
     base = http_base if request.param == "http" else file_base
     context, page = _open_context(browser, base, viewport={"width": 1280, "height": 900})
-    page.add_init_script("window.__courseNoPrefetch = true;")  # measure a truly cold first run
+    page.add_init_script("window.Course = Object.assign(window.Course || {}, {options: Object.assign((window.Course || {}).options || {}, {noPrefetch: true})});")  # measure a truly cold first run
     page.dialogs = []  # type: ignore[attr-defined]
     page.on("dialog", lambda d: (page.dialogs.append(d.message), d.dismiss()))
     page.goto(base + PAGE)
@@ -86,7 +86,7 @@ def python_bytes(page, built_site: Path) -> int:
     every page with cells includes. http: body sizes from Resource Timing; file:// (which Resource Timing
     does not report): the sizes of the wrapper scripts the runtime index says it read."""
     if page.base.startswith("file:"):
-        wrappers = page.evaluate("self.__pyRuntimeIndex ? self.__pyRuntimeIndex.assets.flatMap(a => a.wrappers || [a.wrapper]) : []")
+        wrappers = page.evaluate("Course.python?.index ? Course.python.index.assets.flatMap(a => a.wrappers || [a.wrapper]) : []")
         folder = built_site / "assets" / "python"
         return sum((folder / name).stat().st_size for name in wrappers + ["runtime-index.js"] if wrappers)
     entries = page.evaluate("performance.getEntriesByType('resource').map(e => [e.name, e.encodedBodySize])")
@@ -104,17 +104,17 @@ def test_every_cell_runs_in_the_browser_and_prints_what_the_build_printed(py_pag
     assert page.eval_on_selector_all(".cell-output-label", "els => els.map(e => e.textContent)") == \
         ["构建时输出"] * len(CELL_IDS)
     assert python_bytes(page, built_site) == 0, "nothing of Python is loaded before the first run"
-    assert page.evaluate("CoursePython.getRuntime().state") == "idle"
+    assert page.evaluate("Course.python.getRuntime().state") == "idle"
     # …but its two worker threads are already up (runtime.prepare), waiting, and the run takes them
     assert sorted(w.url.startswith("blob:") for w in page.workers) == [True, True]
-    assert page.evaluate("!!CoursePython.getRuntime()._prepared")
+    assert page.evaluate("!!Course.python.getRuntime()._prepared")
 
     started = time.perf_counter()
     page.click(".cells-run-all")
     page.wait_for_function("document.querySelector('.cell-output').dataset.origin === 'browser' && "
                            "document.querySelector('.cell-log').textContent.length > 0", timeout=120_000)
     first_output = time.perf_counter() - started
-    assert page.evaluate("CoursePython.getRuntime()._prepared") is None  # taken, not started anew
+    assert page.evaluate("Course.python.getRuntime()._prepared") is None  # taken, not started anew
     page.wait_for_function("/全部运行完成|中断/.test(document.querySelector('.cells-bar-status').textContent)",
                            timeout=120_000)
     assert page.text_content(".cells-bar-status") == "全部运行完成。"
@@ -150,7 +150,7 @@ def test_static_code_runs_with_ctrl_enter_before_the_editor_arrives(py_page):
     page.on("pageerror", py_page.watch.on_page_error)
     held = []
     page.route("**/assets/editor.js*", lambda route: held.append(route))  # not answered until the run is done
-    page.add_init_script("window.__courseNoPrefetch = true;")
+    page.add_init_script("window.Course = Object.assign(window.Course || {}, {options: Object.assign((window.Course || {}).options || {}, {noPrefetch: true})});")
     page.goto(py_page.base + PAGE)
     cell = "#cell-attention-fn"
     build_log = page.text_content(f"{cell} .cell-log")
@@ -221,7 +221,7 @@ def test_stop_interrupts_an_endless_loop_and_python_comes_back(py_page):
     wait_status(page, SCRATCH, "运行中")
     # The runtime boots a standby worker once a run lasts a second, so that stop() can swap it in at once;
     # a reader watching a loop gives it that time, a machine under test load may need longer.
-    page.wait_for_function("CoursePython.getRuntime()._spare?.isReady === true", timeout=60_000)
+    page.wait_for_function("Course.python.getRuntime()._spare?.isReady === true", timeout=60_000)
     stop_clicked = time.perf_counter()
     page.click(f"{SCRATCH} .cell-stop")
     # The 1 s goal is measured by bench/site_bench.py; here a loaded test machine only has to stop at all,
@@ -257,12 +257,12 @@ def test_stop_interrupts_an_endless_loop_and_python_comes_back(py_page):
 
 
 def open_without_python(page) -> None:
-    page.add_init_script("window.__courseNoPrefetch = true;")  # these tests never need Python
+    page.add_init_script("window.Course = Object.assign(window.Course || {}, {options: Object.assign((window.Course || {}).options || {}, {noPrefetch: true})});")  # these tests never need Python
     page.goto(page.base + PAGE)
 
 
 def test_the_editor_loads_only_when_needed_and_the_caret_lands_where_the_reader_clicked(page):
-    page.add_init_script("window.__courseNoIdleEditor = true;")  # only the reader's click may load it
+    page.add_init_script("window.Course = Object.assign(window.Course || {}, {options: Object.assign((window.Course || {}).options || {}, {noIdleEditor: true})});")  # only the reader's click may load it
     open_without_python(page)
     page.wait_for_timeout(300)
     lazy = ("/assets/editor.js", "/assets/numpy-completions.js")
@@ -309,7 +309,7 @@ def test_autocomplete_lists_numpy_members_before_python_loads(page):
     page.keyboard.insert_text("\nsoft")  # defined in the first cell of the page
     page.keyboard.press("Control+Space")
     page.locator(".cm-tooltip-autocomplete li", has_text="softmax").first.wait_for()
-    assert page.evaluate("CoursePython.getRuntime().state") == "idle"
+    assert page.evaluate("Course.python.getRuntime().state") == "idle"
 
 
 def test_edits_survive_a_reload_and_reset_restores_the_original(page):
@@ -335,7 +335,7 @@ def test_edits_survive_a_reload_and_reset_restores_the_original(page):
 
 
 def test_reset_before_the_editor_loads_restores_the_highlighted_original(page):
-    page.add_init_script("window.__courseNoIdleEditor = true;")
+    page.add_init_script("window.Course = Object.assign(window.Course || {}, {options: Object.assign((window.Course || {}).options || {}, {noIdleEditor: true})});")
     open_without_python(page)
     cell = "#cell-causal-mask"
     original = shown_code(page, cell)

@@ -209,7 +209,7 @@ def test_chinese_search_finds_headings_and_enter_opens_the_anchor(page, built_si
     requests = []
     page.on("request", lambda r: requests.append((r.url, r.resource_type)))
     page.goto(page.base + "attention-explained.html")
-    assert page.evaluate("typeof window.__COURSE_SEARCH_INDEX__") == "undefined"  # lazy: not on first view
+    assert page.evaluate("typeof window.Course?.search?.index") == "undefined"  # lazy: not on first view
     assert not any("search-index.js" in url for url, _ in requests)
     open_search(page, "slash")
     dialog = page.get_by_role("dialog")
@@ -282,7 +282,7 @@ def test_latin_search_focus_trap_escape_and_latency(page, built_site):
         const out = [];
         for (let i = 0; i < 20; i++) {
             const t0 = performance.now();
-            const r = window.CourseSearch.search('缩放');
+            const r = window.Course.search.search('缩放');
             out.push(performance.now() - t0);
             if (!r.length) throw new Error('no results');
         }

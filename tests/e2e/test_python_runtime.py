@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT, TEST_CACHE  # noqa: E402
+from builder.bundle import browser_data_prefix  # noqa: E402
 from builder.runtime import prepare_python_runtime  # noqa: E402
 
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("python-runtime")]
@@ -36,7 +37,7 @@ HARNESS = """<!doctype html>
 <script src="assets/python/python-runtime.js"></script>
 <script>
   window.progressLog = [];
-  CoursePython.getRuntime().addEventListener("statechange", (e) => {
+  Course.python.getRuntime().addEventListener("statechange", (e) => {
     document.getElementById("status").textContent = e.detail.state;
   });
 </script>
@@ -126,7 +127,7 @@ def session(request, browser, harness_root, http_server):
 
 
 FIRST_RESULT = """async () => {
-  const rt = CoursePython.getRuntime();
+  const rt = Course.python.getRuntime();
   const t0 = performance.now();
   const labels = [];
   await rt.load({ onProgress: (p) => labels.push(p.label) });
@@ -143,16 +144,16 @@ def test_load_and_numpy_repr(session):
     assert any(label.startswith("正在加载 Python 运行环境… ") and label.endswith(" MB") for label in res["labels"])
     assert res["labels"][-1] == "Python 已就绪"
     # the interpreter came from the build's memory snapshot, not from a fresh CPython start
-    marks = [label for label, _ in session.js("CoursePython.getRuntime().timings")]
+    marks = [label for label, _ in session.js("Course.python.getRuntime().timings")]
     assert "pyodide-restored" in marks and "pyodide-booted" not in marks, marks
     TIMINGS.setdefault(session.transport, {})["cold_first_numpy_ms"] = round(res["tFirst"])
     # load() is idempotent and the state is exposed
-    assert session.js("CoursePython.getRuntime().load().then(() => CoursePython.getRuntime().state)") == "ready"
+    assert session.js("Course.python.getRuntime().load().then(() => Course.python.getRuntime().state)") == "ready"
 
 
 def test_stdout_streams_and_traceback_names_cell_line(session):
     res = session.js("""async () => {
-      const rt = CoursePython.getRuntime(); const out = [], err = [];
+      const rt = Course.python.getRuntime(); const out = [], err = [];
       const a = await rt.run("import sys\\nprint('你好')\\nprint('oops', file=sys.stderr)\\nfor i in range(3): print(i)",
                              { onStdout: (t) => out.push(t), onStderr: (t) => err.push(t), cell: "s1" });
       const b = await rt.run("def f(x):\\n    return 1 / x\\n\\nf(0)", { cell: 7 });
@@ -170,7 +171,7 @@ def test_stdout_streams_and_traceback_names_cell_line(session):
 
 
 def test_attention_core_importable(session):
-    res = session.js("""() => CoursePython.getRuntime().run(
+    res = session.js("""() => Course.python.getRuntime().run(
         "import attention_core, numpy\\nattention_core.__name__, numpy.__version__")""")
     assert res["ok"], res["error"]
     assert res["repr"] == "('attention_core', '2.0.2')"
@@ -204,7 +205,7 @@ def test_huge_output_is_truncated_and_page_stays_responsive(session):
     """A million prints: the output is truncated, and no main-thread task comes near 0.3 s of CPU (a freeze
     would); a heartbeat shows the page kept running its own timers meanwhile."""
     def print_a_million_lines():
-        session.js("""() => { const rt = CoursePython.getRuntime(); window.big = { lines: 0, msgs: 0, beats: 0 };
+        session.js("""() => { const rt = Course.python.getRuntime(); window.big = { lines: 0, msgs: 0, beats: 0 };
           const beat = setInterval(() => { big.beats++; }, 20);
           window.bigDone = rt.run("for i in range(10**6): print(i)",
             { onStdout: (t) => { big.msgs++; big.lines += t.split("\\n").length - 1; } })
@@ -219,13 +220,13 @@ def test_huge_output_is_truncated_and_page_stays_responsive(session):
     assert big["result"]["truncated"] is True and big["result"]["ok"] is True
     assert big["lines"] == 2000 and big["msgs"] < 100
     t = time.perf_counter()
-    assert session.js("CoursePython.getRuntime().run('1+1')")["repr"] == "2"
+    assert session.js("Course.python.getRuntime().run('1+1')")["repr"] == "2"
     assert time.perf_counter() - t < 2.0
 
 
 def test_stop_interrupts_infinite_loop_and_recovers(session):
     res = session.js("""async () => {
-      const rt = CoursePython.getRuntime();
+      const rt = Course.python.getRuntime();
       const draw = "import random, numpy\\nrandom.random(), int(numpy.random.default_rng().integers(1 << 62))";
       const before = await rt.run(draw);
       await rt.run("keep = 1");
@@ -259,7 +260,7 @@ def test_stop_interrupts_infinite_loop_and_recovers(session):
 
 
 def test_reset_clears_namespace(session):
-    res = session.js("""async () => { const rt = CoursePython.getRuntime();
+    res = session.js("""async () => { const rt = Course.python.getRuntime();
       await rt.run("z = 3"); await rt.reset(); return await rt.run("z"); }""")
     assert res["error"]["type"] == "NameError"
 
@@ -286,7 +287,7 @@ def test_zz_only_local_requests(session):
 
 
 def _runtime_index(py_dir: Path) -> dict:
-    return json.loads((py_dir / "runtime-index.js").read_text("utf-8")[len("self.__pyRuntimeIndex="):].rstrip().rstrip(";"))
+    return json.loads((py_dir / "runtime-index.js").read_text("utf-8")[len(browser_data_prefix("python", "index")):].rstrip().rstrip(";"))
 
 
 def _flip_byte(path: Path, offset: int) -> None:
@@ -330,7 +331,7 @@ def test_an_asset_that_is_not_the_indexed_one_is_refused(browser, harness_root, 
         page = context.new_page()
         page.goto(base + "index.html")
         message = page.evaluate("""async () => {
-          try { await CoursePython.getRuntime().load(); return "loaded"; } catch (e) { return String(e.message); }
+          try { await Course.python.getRuntime().load(); return "loaded"; } catch (e) { return String(e.message); }
         }""")
     finally:
         context.close()
@@ -357,8 +358,8 @@ def test_without_a_memory_snapshot_python_boots_from_scratch(browser, tmp_path):
         page.set_default_timeout(60_000)
         page.goto(f"http://127.0.0.1:{server.server_address[1]}/{SUBPATH}/index.html")
         res = page.evaluate(FIRST_RESULT)
-        marks = [label for label, _ in page.evaluate("CoursePython.getRuntime().timings")]
-        ac = page.evaluate("CoursePython.getRuntime().run('import attention_core\\nattention_core.__name__')")
+        marks = [label for label, _ in page.evaluate("Course.python.getRuntime().timings")]
+        ac = page.evaluate("Course.python.getRuntime().run('import attention_core\\nattention_core.__name__')")
     finally:
         context.close()
         server.shutdown()
@@ -412,7 +413,7 @@ def test_a_returning_reader_boots_from_the_inflated_bytes_in_cache_storage(brows
         page.set_default_timeout(60_000)
         page.goto(base + "index.html")
         second = page.evaluate(FIRST_RESULT)
-        attention = page.evaluate("CoursePython.getRuntime().run('import attention_core\\nattention_core.__name__')")
+        attention = page.evaluate("Course.python.getRuntime().run('import attention_core\\nattention_core.__name__')")
         second_visit = list(requests)
         # Partly cached (one entry gone): the missing one is fetched and stored again, the others stay.
         page.evaluate("""async (key) => (await caches.open("course-python-inflated")).delete(key)""", expected[-1])

@@ -14,7 +14,8 @@ from pathlib import Path
 import numpy as np
 
 from builder import cells
-from builder.runtime import GLOBAL_NAME, completions_script
+from builder.bundle import browser_data_prefix
+from builder.runtime import completions_script
 from builder.model import Cell
 from tests.plugin_harness import render_page as render_body
 from tests.conftest import ROOT, build
@@ -174,7 +175,7 @@ def test_static_code_spans_only_the_tokens_the_theme_colours() -> None:
 
 def test_completions_list_numpy_members_with_signatures_and_docs(tmp_path) -> None:
     script = completions_script(ROOT, tmp_path).decode("utf-8")
-    prefix = f"window.{GLOBAL_NAME}="
+    prefix = browser_data_prefix("editor", "completions")
     assert script.startswith(prefix)
     data = json.loads(script[len(prefix):].rstrip().rstrip(";"))
     assert data["numpy"] == np.__version__

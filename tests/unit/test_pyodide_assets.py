@@ -18,6 +18,7 @@ import pytest
 from tests.conftest import ROOT, TEST_CACHE  # noqa: E402
 
 from builder import runtime  # noqa: E402
+from builder.bundle import browser_data_prefix, browser_namespace  # noqa: E402
 
 MANIFEST = runtime.load_manifest()
 NPM_DIR = ROOT / "node_modules" / "pyodide"
@@ -56,13 +57,14 @@ def _sha(p: Path) -> str:
 
 def _unwrap(paths: list[Path]) -> tuple[set[str], bytes]:
     """The asset names the wrapper chunks register (without "/<i>") and the bytes they carry, in order."""
-    prefix = "(self.__pyAssets=self.__pyAssets||{})["
+    prefix = "(function(p){(p.assets=p.assets||{})["
+    suffix = f"}})({browser_namespace('python')});\n"  # Course.python.assets[...] = base64
     names, data = set(), b""
     for i, path in enumerate(paths):
         text = path.read_text("ascii")
-        assert text.startswith(prefix) and text.endswith(";\n")
+        assert text.startswith(prefix) and text.endswith(suffix)
         assert len(text) <= runtime.WRAPPER_CHUNK + 300, "each chunk stays small (short parse task)"
-        key_json, _, value = text[len(prefix):-2].partition("]=")
+        key_json, _, value = text[len(prefix):-len(suffix)].partition("]=")
         name, _, index = json.loads(key_json).rpartition("/")
         assert index == str(i)
         names.add(name)
@@ -125,8 +127,8 @@ def test_prepare_writes_verified_http_and_file_assets(tmp_path: Path, cache_dir:
 
     # runtime-index.js describes exactly what was written
     index_js = (dest / "runtime-index.js").read_text("utf-8")
-    assert index_js.startswith("self.__pyRuntimeIndex=")
-    index = json.loads(index_js[len("self.__pyRuntimeIndex="):].rstrip().rstrip(";"))
+    assert index_js.startswith(browser_data_prefix("python", "index"))
+    index = json.loads(index_js[len(browser_data_prefix("python", "index")):].rstrip().rstrip(";"))
     names = [a["name"] for a in index["assets"]]
     assert names[:5] == ["pyodide.js", "pyodide.asm.js", "pyodide-lock.json", "pyodide.asm.wasm", "python_stdlib.zip"]
     assert set(names) == set(info.http_files)
@@ -178,7 +180,7 @@ def test_stdlib_and_numpy_ship_precompiled_bytecode(tmp_path: Path, cache_dir: P
     info = _prepare(dest, cache_dir, bundle=False, compile_bytecode=True)
     assert info.bytecode
     index_js = (dest / "runtime-index.js").read_text("utf-8")
-    index = {a["name"]: a for a in json.loads(index_js[len("self.__pyRuntimeIndex="):].rstrip().rstrip(";"))["assets"]}
+    index = {a["name"]: a for a in json.loads(index_js[len(browser_data_prefix("python", "index")):].rstrip().rstrip(";"))["assets"]}
     lock = json.loads((dest / "pyodide-lock.json").read_text("utf-8"))
     compiled_wheel = next((cache_dir / "pyodide" / "compiled").glob(f"*/{NUMPY_NAME}"))
     assert lock["packages"]["numpy"]["sha256"] == _sha(compiled_wheel)
@@ -306,7 +308,7 @@ def test_memory_snapshot_matches_the_shipped_pyodide(tmp_path: Path, cache_dir: 
     dest = tmp_path / "py"
     info = _prepare(dest, cache_dir, bundle=False, compile_bytecode=True, memory_snapshot_enabled=True)
     index_js = (dest / "runtime-index.js").read_text("utf-8")
-    index = json.loads(index_js[len("self.__pyRuntimeIndex="):].rstrip().rstrip(";"))
+    index = json.loads(index_js[len(browser_data_prefix("python", "index")):].rstrip().rstrip(";"))
     snap = index["snapshot"]
     assert snap["name"] == info.snapshot and snap["name"].startswith(runtime.SNAPSHOT_PREFIX)
     names = [a["name"] for a in index["assets"]]
@@ -340,7 +342,7 @@ const [mode, npmDir, dest, heapPath, relinkPath, stressPath, dynlibsJSON] = proc
 const { relinkSnapshotLibraries } = await import(relinkPath);
 const { installPack } = await import(relinkPath.replace(/snapshot_libs\.js$/, "packs.js"));
 const { loadPyodide } = require(npmDir + "/pyodide.js");
-const index = JSON.parse(fs.readFileSync(dest + "/runtime-index.js", "utf8").replace(/^self\.__pyRuntimeIndex=/, "").replace(/;\s*$/, ""));
+const index = JSON.parse(fs.readFileSync(dest + "/runtime-index.js", "utf8").replace(/^.*?\.index=/, "").replace(/;\s*$/, ""));
 const snapshot = mode === "fresh" ? null : new Uint8Array(fs.readFileSync(heapPath));
 const py = await loadPyodide({ indexURL: npmDir + "/", stdLibURL: dest + "/python_stdlib.zip", env: { ...index.env },
   ...(snapshot ? { _loadSnapshot: snapshot } : {}) });
@@ -404,7 +406,7 @@ def test_snapshot_with_numpy_restores_and_computes_like_a_fresh_interpreter(tmp_
     dest = tmp_path / "py"
     _prepare(dest, cache_dir, bundle=False, compile_bytecode=True, memory_snapshot_enabled=True)
     index_js = (dest / "runtime-index.js").read_text("utf-8")
-    snap = json.loads(index_js[len("self.__pyRuntimeIndex="):].rstrip().rstrip(";"))["snapshot"]
+    snap = json.loads(index_js[len(browser_data_prefix("python", "index")):].rstrip().rstrip(";"))["snapshot"]
     (tmp_path / "heap.bin").write_bytes(runtime.unpack_snapshot((dest / snap["name"]).read_bytes()))
     dynlibs = snap["dynlibs"]
     assert len(dynlibs["libs"]) >= 10 and all(p.endswith(".so") for p, _ in dynlibs["libs"])
@@ -497,7 +499,7 @@ def test_bundle_python_runtime_is_self_contained(tmp_path: Path):
     out = runtime.bundle_python_runtime(tmp_path, root=ROOT)
     js = out.read_text("utf-8")
     assert out.name == "python-runtime.js"
-    assert "CoursePython" in js and "course_runtime" in js
+    assert "getRuntime" in js and "course_runtime" in js
     assert "http://" not in js and "https://" not in js
     assert not re.search(r"(?<![\w.])import\(", js)  # no dynamic import() (blocked on file://)
     assert runtime.bundle_python_runtime(tmp_path, root=ROOT).read_text("utf-8") == js

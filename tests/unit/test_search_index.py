@@ -6,7 +6,8 @@ import re
 from pathlib import Path
 
 from builder.pages import reading_minutes
-from builder.search_index import GLOBAL_NAME, build_index, cjk_grams, index_script, latin_words, page_sections
+from builder.bundle import browser_data_prefix
+from builder.search_index import build_index, cjk_grams, index_script, latin_words, page_sections
 from tests.conftest import build
 
 BODY = """<p>开头的介绍。</p>
@@ -55,7 +56,8 @@ def test_postings_point_at_the_sections_that_contain_a_gram() -> None:
 def test_index_script_sets_one_global_holding_json() -> None:
     index = build_index([("a.html", "页", "<p>内容 </script> 结束</p>")])
     script = index_script(index).decode("utf-8")
-    m = re.fullmatch(rf"window\.{GLOBAL_NAME}=(.*);\n", script, re.S)
+    prefix = browser_data_prefix("search", "index")
+    m = re.fullmatch(re.escape(prefix) + r"(.*);\n", script, re.S)
     assert m and json.loads(m.group(1)) == index
 
 
@@ -64,7 +66,9 @@ def test_built_site_embeds_the_index_and_links_it_with_a_content_hash(make_conte
     out = tmp_path / "out"
     build(make_content.dir, out)
     script = (out / "assets" / "search-index.js").read_text(encoding="utf-8")
-    index = json.loads(script[script.index("=") + 1 : script.rindex(";")])
+    prefix = browser_data_prefix("search", "index")
+    assert script.startswith(prefix)
+    index = json.loads(script[len(prefix) : script.rindex(";")])
     assert [p[0] for p in index["pages"]] == ["p.html"]  # the index page itself is not searched
     assert ["缩放的原因", "why"] == index["sections"][-1][1:3]
     for page in ("index.html", "p.html"):

@@ -1,6 +1,7 @@
 // Entry of assets/cells.js, loaded (after python-runtime.js) only on pages that have code cells. It is
 // small on purpose: buttons, output, storage and prefetching. The editor (CodeMirror) is assets/editor.js,
 // loaded later by the cells themselves from the URL in this tag's data-editor attribute.
+import { course } from "./course.js";
 import { CellsPage } from "./cells/page.js";
 
 const script = document.currentScript;
@@ -11,7 +12,7 @@ function start() {
   const sections = [...document.querySelectorAll("section.code-cell")];
   if (!sections.length) return;
   try {
-    window.__courseCells = new CellsPage(document, sections, { completionsURL, editorURL });
+    course().cells = new CellsPage(document, sections, { completionsURL, editorURL });
   } catch (err) {
     console.warn("code cells failed to start", err); // eslint-disable-line no-console
   }

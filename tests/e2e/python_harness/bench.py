@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT))
 from builder.runtime import prepare_python_runtime  # noqa: E402
 from tests.e2e.test_python_runtime import CHROMIUM_ARGS, FIRST_RESULT, HARNESS, _chromium, _Handler  # noqa: E402
 
-STOP = """async () => { const rt = CoursePython.getRuntime();
+STOP = """async () => { const rt = Course.python.getRuntime();
   const p = rt.run("while True: pass"); p.catch(() => {});
   await new Promise((r) => setTimeout(r, DELAY));
   const t0 = performance.now(); await rt.stop(); const tStop = performance.now() - t0;

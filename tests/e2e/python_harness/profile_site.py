@@ -5,7 +5,7 @@
 
 Builds the site once into a temp dir (or refreshes only assets/python/ of --site), then for each scheme and
 run: a fresh browser context (cold), click 运行 on the first cell right after the load event, and print
-the runtime's own milestones (`CoursePython.getRuntime().timings`: main-thread and worker marks on one
+the runtime's own milestones (`Course.python.getRuntime().timings`: main-thread and worker marks on one
 clock), the click → first-output time and the longest main-thread task while loading; then a new page in
 the same context (warm) and 停止 after a short loop.  Not a test: numbers depend on the machine's load.
 """
@@ -25,7 +25,7 @@ sys.path[:] = [str(ROOT)] + [x for x in sys.path if Path(x or ".").resolve() != 
 from bench.site_bench import INIT_SCRIPT, RUN_FIRST_CELL  # noqa: E402
 from tests.e2e.conftest import CHROMIUM_ARGS, chromium_executable, serve  # noqa: E402
 
-STOP_AFTER_SHORT_LOOP = """async (delay) => { const rt = CoursePython.getRuntime();
+STOP_AFTER_SHORT_LOOP = """async (delay) => { const rt = Course.python.getRuntime();
   const p = rt.run('while True: pass', {}); p.catch(() => {});
   await new Promise((r) => setTimeout(r, delay));
   const t0 = performance.now(); await rt.stop(); const ready = performance.now() - t0;
@@ -43,7 +43,7 @@ def one_visit(context, url: str) -> dict:
     page.goto(url, wait_until="load")
     res = page.evaluate(RUN_FIRST_CELL, 0)
     page.wait_for_timeout(200)
-    res["timings"] = page.evaluate("CoursePython.getRuntime().timings")
+    res["timings"] = page.evaluate("Course.python.getRuntime().timings")
     res["long_at"] = page.evaluate("(t0) => window.__bench.longTasks.filter(([s]) => s >= t0)", res["t0"])
     res["long"] = [d for _, d in res["long_at"]]
     return {"page": page, **res}

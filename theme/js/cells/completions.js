@@ -1,19 +1,21 @@
 // Autocomplete for the code cells, without Python: NumPy / attention_core members come from
-// assets/numpy-completions.js (generated at build time from the installed NumPy by builder/completions.py),
+// assets/numpy-completions.js (generated at build time from the installed NumPy by builder/runtime/completions.py),
 // and names defined anywhere on the page come from the cells' current text.
 
-const GLOBAL = "__courseCompletions";
+import { part } from "../course.js";
+
 let loading = null;
 
-/** Inject the completions script once (a <script>, because fetch() is blocked on file://). */
+/** Inject the completions script once (a <script>, because fetch() is blocked on file://); it sets
+ * Course.editor.completions. */
 export function loadCompletionData(url) {
-  if (window[GLOBAL]) return Promise.resolve(window[GLOBAL]);
+  if (part("editor").completions) return Promise.resolve(part("editor").completions);
   if (!url) return Promise.resolve(null);
   if (!loading) {
     loading = new Promise((resolve) => {
       const s = document.createElement("script");
       s.src = url;
-      s.onload = () => resolve(window[GLOBAL] || null);
+      s.onload = () => resolve(part("editor").completions || null);
       s.onerror = () => { loading = null; resolve(null); };
       document.head.appendChild(s);
     });

@@ -2,18 +2,20 @@
 // import(): dynamic imports and fetch() are blocked on file://. The URL (with its ?v= content hash) comes
 // from the data-editor attribute the page template writes on the cells.js <script> tag.
 
-const GLOBAL = "__courseEditor";
+import { part } from "../course.js";
+
 let loading = null;
+const loaded = () => (part("editor").createEditor ? part("editor") : null);
 
 /** → Promise of the editor API ({createEditor, setCode, …}); rejects if the script cannot load. */
 export function loadEditor(url) {
-  if (window[GLOBAL]) return Promise.resolve(window[GLOBAL]);
+  if (loaded()) return Promise.resolve(loaded());
   if (!loading) {
     loading = new Promise((resolve, reject) => {
       if (!url) { reject(new Error("no editor URL")); return; }
       const s = document.createElement("script");
       s.src = url;
-      s.onload = () => (window[GLOBAL] ? resolve(window[GLOBAL]) : reject(new Error("editor did not register")));
+      s.onload = () => (loaded() ? resolve(loaded()) : reject(new Error("editor did not register")));
       s.onerror = () => { loading = null; s.remove(); reject(new Error(`could not load ${url}`)); };
       document.head.appendChild(s);
     });

@@ -4,6 +4,7 @@
 // CodeMirror (assets/editor.js) is loaded only when needed — focus or click on the code, 运行, or an idle
 // moment once the cells are near the viewport — and then replaces each <pre> with an editor of the same
 // height, one cell per task so no long task blocks the page.
+import { course, option } from "../course.js";
 import { OutputView } from "./output.js";
 import { loadEdit, saveEdit, clearEdit } from "./storage.js";
 import { loadEditor, whenIdleAfterLoad } from "./lazy-editor.js";
@@ -261,7 +262,7 @@ export class CellsPage {
     this.bar = doc.querySelector(".cells-bar");
     this.barStatus = this.bar?.querySelector(".cells-bar-status");
     this.prelude = this.bar?.querySelector(".cells-prelude")?.textContent || "";
-    this.runtime = window.CoursePython ? window.CoursePython.getRuntime() : null;
+    this.runtime = course().python?.getRuntime ? course().python.getRuntime() : null;
     this.editorURL = editorURL;
     this.editor = null; // the API of assets/editor.js, once loaded
     this.editorSoon = false; // a stored edit is shown as plain text: highlight it without waiting for the reader
@@ -277,13 +278,13 @@ export class CellsPage {
     this.watchForPrefetch();
     this.watchForEditor();
     // The worker threads start now (no download); the runtime index too unless prefetching is off.
-    if (this.runtime) this.runtime.prepare({ index: !window.__courseNoPrefetch && !navigator.connection?.saveData });
+    if (this.runtime) this.runtime.prepare({ index: !option("noPrefetch") && !navigator.connection?.saveData });
   }
 
   /** Load the editor at an idle moment once a cell is within a screen or so of the viewport (or at once
    * when a stored edit is on show); pages read from the top never download it before the reader gets close. */
   watchForEditor() {
-    if (window.__courseNoIdleEditor) return;
+    if (option("noIdleEditor")) return;
     if (this.editorSoon) { whenIdleAfterLoad(() => this.ensureEditor()); return; }
     const io = new IntersectionObserver((entries) => {
       if (entries.some((e) => e.isIntersecting)) { io.disconnect(); whenIdleAfterLoad(() => this.ensureEditorSoon()); }
@@ -363,7 +364,7 @@ export class CellsPage {
 
   /** Start downloading Python when the reader gets near the code (the runtime waits for an idle moment). */
   watchForPrefetch() {
-    if (!this.runtime || window.__courseNoPrefetch || navigator.connection?.saveData) return;
+    if (!this.runtime || option("noPrefetch") || navigator.connection?.saveData) return;
     const io = new IntersectionObserver((entries) => {
       if (entries.some((e) => e.isIntersecting)) { io.disconnect(); this.runtime.prefetch(); }
     }, { rootMargin: "800px 0px" });
@@ -373,7 +374,7 @@ export class CellsPage {
   /** The reader is at the code (focus): the editor, its autocomplete data and Python, all in the background. */
   warmUp() {
     this.ensureEditor().then((api) => api && api.loadCompletionData(this.completionsURL));
-    if (this.runtime && !window.__courseNoPrefetch) this.runtime.prefetch();
+    if (this.runtime && !option("noPrefetch")) this.runtime.prefetch();
   }
 
   focusAfter(cell) {

@@ -1,6 +1,6 @@
-// Main-thread API of the self-hosted Python runtime: window.CoursePython.
+// Main-thread API of the self-hosted Python runtime: Course.python (theme/js/course.js).
 //
-//   const rt = CoursePython.getRuntime();        // one per page, shared by all code cells
+//   const rt = Course.python.getRuntime();        // one per page, shared by all code cells
 //   await rt.load({ onProgress(p) { p.phase, p.loaded, p.total, p.label } });  // called until that load ends
 //   rt.prefetch();                               // load when the page is idle
 //   const r = await rt.run(code, { onStdout, onStderr, cell });
@@ -16,6 +16,8 @@
 // decodes each chunk as it arrives and posts every asset to the worker as soon as it is complete, so
 // Python boots while the wheels still load; the decoded bytes stay here for restarts after stop().
 // Once a run has finished, a standby worker boots in the background so that 停止 swaps it in at once.
+
+import { part } from "../course.js";
 
 const MB = (n) => (n / 1e6).toFixed(1);
 const LABELS = {
@@ -158,8 +160,8 @@ class PythonRuntime extends EventTarget {
   _loadIndex() {
     if (!this._indexPromise) {
       this._indexPromise = (async () => {
-        if (!self.__pyRuntimeIndex) await loadScript(this.baseURL + "runtime-index.js");
-        const index = self.__pyRuntimeIndex;
+        if (!part("python").index) await loadScript(this.baseURL + "runtime-index.js");
+        const index = part("python").index;
         if (!index) throw new Error("CoursePython: runtime-index.js did not register an index");
         this._mark("index-loaded");
         this._index = index;
@@ -184,7 +186,8 @@ class PythonRuntime extends EventTarget {
   /** file://: inject every wrapper chunk (in index order: core files first), decode each as it runs. */
   _loadWrappers(index) {
     if (this._fileAssets) return this._fileAssets;
-    const store = (self.__pyAssets = self.__pyAssets || {});
+    const python = part("python");
+    const store = (python.assets = python.assets || {});
     const total = index.assets.reduce((s, a) => s + a.wrapperSize, 0);
     let loaded = 0;
     const assets = new Map();
@@ -556,7 +559,7 @@ let UNPACKER_SOURCE = "";
 export function install(workerSource, unpackerSource) {
   WORKER_SOURCE = workerSource;
   UNPACKER_SOURCE = unpackerSource;
-  if (typeof window !== "undefined" && !window.CoursePython) {
-    window.CoursePython = { getRuntime, PythonRuntime, StoppedError, version: "1" };
+  if (typeof window !== "undefined" && !part("python").getRuntime) {
+    Object.assign(part("python"), { getRuntime, PythonRuntime, StoppedError, version: "1" });
   }
 }

@@ -1,21 +1,22 @@
 // Site search: a header button (or "/" and Ctrl/⌘+K) opens a modal dialog searching every page's title,
 // headings and text. The index (built by builder/search_index.py) is a classic script that sets
-// window.__COURSE_SEARCH_INDEX__; it is injected the first time the dialog opens, together with the code that
+// Course.search.index; it is injected the first time the dialog opens, together with the code that
 // ranks and highlights results (theme/js/site/search-engine.js → assets/search.js), so first view stays light,
 // and a <script src> works on file:// where fetch does not. Page text is only ever inserted as text nodes.
 
-const INDEX_GLOBAL = "__COURSE_SEARCH_INDEX__";
-const ENGINE_GLOBAL = "__COURSE_SEARCH_ENGINE__";
+import { part } from "../course.js";
 
 let indexPromise = null;
 
-function loadScript(src, global) {
-  if (window[global]) return Promise.resolve(window[global]);
+/** Load `src` unless Course.search[key] is there already; → that value, which the script sets. */
+function loadScript(src, key) {
+  const search = part("search");
+  if (search[key]) return Promise.resolve(search[key]);
   return new Promise((resolve, reject) => {
     const script = document.createElement("script");
     script.src = src;
     script.async = true;
-    script.onload = () => (window[global] ? resolve(window[global]) : reject(new Error(`${src} is empty`)));
+    script.onload = () => (search[key] ? resolve(search[key]) : reject(new Error(`${src} is empty`)));
     script.onerror = () => {
       script.remove();
       reject(new Error(`cannot load ${src}`));
@@ -27,7 +28,7 @@ function loadScript(src, global) {
 /** The index and the code that searches it (assets/search.js), both as <script src>: works on file://. */
 function loadIndex(src, engineSrc) {
   if (!indexPromise) {
-    indexPromise = Promise.all([loadScript(src, INDEX_GLOBAL), loadScript(engineSrc, ENGINE_GLOBAL)]).catch((err) => {
+    indexPromise = Promise.all([loadScript(src, "index"), loadScript(engineSrc, "engine")]).catch((err) => {
       indexPromise = null;
       throw err;
     });
@@ -239,5 +240,5 @@ export function initSearch(doc) {
   });
   opener.hidden = false;
   // For measurements and tests: run a query against the loaded index (null until the dialog has loaded it).
-  window.CourseSearch = { open, search: (query) => (index ? engine.search(index, query) : null) };
+  Object.assign(part("search"), { open, search: (query) => (index ? engine.search(index, query) : null) });
 }

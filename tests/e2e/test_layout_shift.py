@@ -2,7 +2,7 @@
 
 The one cause of layout shift found on the course's pages is KaTeX's fonts arriving after the first paint
 (a formula laid out with a fallback font re-flows when its own font arrives). The fix: each page preloads
-exactly the KaTeX font files its formulas draw (builder/fonts.py, theme/templates/base.html), which Chromium
+exactly the KaTeX font files its formulas draw (builder/katex/fonts.py, theme/templates/base.html), which Chromium
 fetches with the stylesheets and waits for before the first paint. Whether they arrive in time is a race
 measured by bench/site_bench.py, not here; what is checked here deterministically:
 

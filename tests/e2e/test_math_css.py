@@ -1,4 +1,4 @@
-"""The site ships KaTeX's stylesheet pruned to what its formulas use (builder/math.py: prune_katex_css). In a real
+"""The site ships KaTeX's stylesheet pruned to what its formulas use (builder/katex/css.py: prune_katex_css). In a real
 browser, every element of every formula must get exactly the computed style it gets from KaTeX's full
 stylesheet."""
 from __future__ import annotations
@@ -44,7 +44,7 @@ FONTS = ROOT / "node_modules" / "katex" / "dist" / "fonts"
 
 
 def test_subset_fonts_draw_every_formula_pixel_for_pixel_like_katex_fonts(browser, http_base):
-    """The site's KaTeX fonts are subsets (builder/fonts.py: subset_font); the same page drawn with KaTeX's own
+    """The site's KaTeX fonts are subsets (builder/katex/subset.py: subset_font); the same page drawn with KaTeX's own
     font files (served in their place) must give the very same pixels, at desktop and phone widths."""
     shots = []
     for original in (False, True):

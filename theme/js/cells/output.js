@@ -1,6 +1,6 @@
 // The output area of one cell. Everything the program produced is inserted as text (textContent / text
 // nodes), never as HTML, so printing "<img src=x onerror=…>" shows exactly those characters.
-// The structure mirrors the build-time output rendered by builder/cells.py, so both read the same.
+// The structure mirrors the build-time output rendered by builder/cells/render.py, so both read the same.
 
 export const MAX_LINES = 2000;
 const TRUNCATED = "输出过长，已截断";

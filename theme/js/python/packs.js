@@ -1,4 +1,4 @@
-// Wheel packs (builder/pyodide_assets.py, wheel_pack: `CPK1`, uint32 LE header length, JSON header
+// Wheel packs (builder/runtime/wheels.py, wheel_pack: `CPK1`, uint32 LE header length, JSON header
 // {"files": [[path, size], ...]}, then the files back to back), installed into Pyodide's site-packages.
 // Shared by worker.js (the browser) and the build's memory snapshot under Node (_SNAPSHOT_JS), so that both
 // write exactly the same files.

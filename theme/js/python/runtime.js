@@ -12,7 +12,7 @@
 // and file://).  Assets are located next to python-runtime.js (document.currentScript), so any sub-path
 // works.  On http the worker fetches them itself (real URLs: streaming wasm compile, HTTP + V8 code
 // caches; the worker verifies every sha256 of runtime-index.js).  On file:// this thread injects the
-// ≤ 512 KB `<name>.<i>.js` wrapper scripts written by builder/pyodide_assets.py (one short task each),
+// ≤ 512 KB `<name>.<i>.js` wrapper scripts written by builder/runtime/wrappers.py (one short task each),
 // decodes each chunk as it arrives and posts every asset to the worker as soon as it is complete, so
 // Python boots while the wheels still load; the decoded bytes stay here for restarts after stop().
 // Once a run has finished, a standby worker boots in the background so that 停止 swaps it in at once.

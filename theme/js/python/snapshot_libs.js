@@ -1,5 +1,5 @@
 // Relinking NumPy's extension modules after restoring a memory snapshot that has NumPy imported (the
-// snapshot is made by builder/pyodide_assets.py, memory_snapshot, which explains the scheme).  Used by
+// snapshot is made by builder/runtime/snapshot.py, memory_snapshot, which explains the scheme).  Used by
 // worker.js; tests/unit/test_pyodide_assets.py runs it under Node against a real snapshot.
 //
 // `M` is Pyodide's Emscripten module (pyodide._module), `dynlibs` the runtime index's record
@@ -7,7 +7,7 @@
 
 import { sha256Hex } from "./verify.js";
 
-/** The snapshot was made with NumPy imported (builder/pyodide_assets.py, memory_snapshot): instantiate its
+/** The snapshot was made with NumPy imported (builder/runtime/snapshot.py, memory_snapshot): instantiate its
  *  extension modules again at the memory and table addresses they had, recorded in the heap at `handle`,
  *  then put back their static data as the snapshot has it (instantiating re-initialises it). */
 export async function relinkSnapshotLibraries(M, dynlibs, snapshot) {

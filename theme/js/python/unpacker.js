@@ -1,6 +1,6 @@
 // Unpacker worker (bundled to a string and started from a blob: URL by runtime.js, next to each Python
 // worker).  It turns the gzip assets of a boot — the interpreter's memory snapshot and the wheel packs
-// (builder/pyodide_assets.py: pack_snapshot, wheel_pack) — into verified, inflated bytes and hands them to
+// (builder/runtime/: snapshot.pack_snapshot, wheels.wheel_pack) — into verified, inflated bytes and hands them to
 // its Python worker over a MessagePort, while that worker evaluates pyodide.asm.js and instantiates the wasm.
 //
 // Why a second worker started by the page, not by the Python worker: inflating ~24 MB takes a few hundred
@@ -48,7 +48,7 @@ async function fetchInflated(resp, name, sha256, size) {
   return new Uint8Array(await inflated);
 }
 
-/** The sparse snapshot (builder/pyodide_assets.py, pack_snapshot) → the full heap image Pyodide restores. */
+/** The sparse snapshot (builder/runtime/snapshot.py, pack_snapshot) → the full heap image Pyodide restores. */
 function expandSnapshot(raw) {
   const dv = new DataView(raw.buffer, raw.byteOffset, raw.byteLength);
   if (raw.length < 12 || dv.getUint32(0, true) !== 0x314e5343) throw new Error("memory snapshot: bad magic"); // "CSN1"

@@ -231,7 +231,7 @@ async function init(msg) {
   installNetworkGuards();
   if (msg.interruptBuffer) interruptBuffer = new Int32Array(msg.interruptBuffer);
 
-  // The heap snapshot (builder/pyodide_assets.py, memory_snapshot) and the wheel packs are inflated by the
+  // The heap snapshot (builder/runtime/snapshot.py, memory_snapshot) and the wheel packs are inflated by the
   // unpacker while pyodide.asm.js and the wasm load here.  Pyodide needs the heap only when it
   // restores it, after its file-system set-up, which `fsInit` holds until the bytes are in.
   const snapshot = msg.snapshot ? new Uint8Array(msg.snapshot.size) : null;
@@ -292,7 +292,7 @@ del finder`);
   progress("import");
   pyodide.FS.mkdirTree("/home/pyodide/_course");
   pyodide.FS.writeFile("/home/pyodide/_course/course_runtime.py", COURSE_RUNTIME_PY);
-  // (already imported when the snapshot was made with it: builder/pyodide_assets.py, COURSE_DIR)
+  // (already imported when the snapshot was made with it: builder/runtime/snapshot.py, COURSE_DIR)
   pyodide.runPython("import sys\nif '/home/pyodide/_course' not in sys.path: sys.path.insert(0, '/home/pyodide/_course')");
   runner = pyodide.pyimport("course_runtime");
   runner.set_post((stream, text) => post({ type: "stream", id: currentRun, stream, text }));

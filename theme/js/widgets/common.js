@@ -36,7 +36,7 @@ export const HIGH = 0.52;
 
 /** Paint an element with the heat scale: --w drives the colour-mix in CSS; dark text flips on dark cells. */
 export function shade(el, w) {
-  el.style.setProperty("--w", w.toFixed(2)); // 1% steps, as the build writes them (builder/widgets.py SHADE_DECIMALS)
+  el.style.setProperty("--w", w.toFixed(2)); // 1% steps, as the build writes them (builder/widgets/fallback.py SHADE_DECIMALS)
   el.classList.toggle("is-high", w >= HIGH);
 }
 

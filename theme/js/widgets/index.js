@@ -1,5 +1,5 @@
-// Mounts the widgets of one kind. Each kind is its own small script (theme/js/widget-<name>.js →
-// assets/widget-<name>.js) that a page loads only if it has such a widget (templates/page.html), deferred
+// Mounts the widgets of one kind. Each kind is its own small script, assets/widget-<name>.js (made by
+// builder/bundle.mjs from this module and <name>.js), that a page loads only if it has such a widget (templates/page.html), deferred
 // after site.js, so it runs before DOMContentLoaded and after site.js kept the fallbacks for print.
 // The numbers come from the JSON the build embedded next to each widget; a widget that fails keeps its
 // static fallback tables (and the others still start).

@@ -22,7 +22,7 @@ PYTHON_RUNTIME_OUT = "assets/python/python-runtime.js"
 
 
 BROWSER_GLOBAL = "Course"
-"""The site's one browser global (theme/js/course.js): every script and data script hangs its part on it."""
+"""The site's one browser global (theme/js/shared/course.js): every script and data script hangs its part on it."""
 
 
 def browser_namespace(part: str) -> str:

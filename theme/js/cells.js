@@ -1,7 +1,7 @@
 // Entry of assets/cells.js, loaded (after python-runtime.js) only on pages that have code cells. It is
 // small on purpose: buttons, output, storage and prefetching. The editor (CodeMirror) is assets/editor.js,
 // loaded later by the cells themselves from the URL in this tag's data-editor attribute.
-import { course } from "./course.js";
+import { course } from "./shared/course.js";
 import { CellsPage } from "./cells/page.js";
 
 const script = document.currentScript;

@@ -4,6 +4,6 @@
 // script that registers itself on Course.editor because file:// pages cannot import() or fetch() scripts.
 import { createEditor, setCode, setErrorLine } from "./cells/editor.js";
 import { courseCompletionSource, loadCompletionData } from "./cells/completions.js";
-import { part } from "./course.js";
+import { part } from "./shared/course.js";
 
 Object.assign(part("editor"), { createEditor, setCode, setErrorLine, courseCompletionSource, loadCompletionData });

@@ -2,7 +2,7 @@
 // assets/numpy-completions.js (generated at build time from the installed NumPy by builder/runtime/completions.py),
 // and names defined anywhere on the page come from the cells' current text.
 
-import { part } from "../course.js";
+import { part } from "../shared/course.js";
 
 let loading = null;
 

@@ -2,7 +2,7 @@
 // import(): dynamic imports and fetch() are blocked on file://. The URL (with its ?v= content hash) comes
 // from the data-editor attribute the page template writes on the cells.js <script> tag.
 
-import { part } from "../course.js";
+import { part } from "../shared/course.js";
 
 let loading = null;
 const loaded = () => (part("editor").createEditor ? part("editor") : null);

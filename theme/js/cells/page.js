@@ -4,7 +4,7 @@
 // CodeMirror (assets/editor.js) is loaded only when needed — focus or click on the code, 运行, or an idle
 // moment once the cells are near the viewport — and then replaces each <pre> with an editor of the same
 // height, one cell per task so no long task blocks the page.
-import { course, option } from "../course.js";
+import { course, option } from "../shared/course.js";
 import { OutputView } from "./output.js";
 import { loadEdit, saveEdit, clearEdit } from "./storage.js";
 import { loadEditor, whenIdleAfterLoad } from "./lazy-editor.js";

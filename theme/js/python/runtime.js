@@ -1,4 +1,4 @@
-// Main-thread API of the self-hosted Python runtime: Course.python (theme/js/course.js).
+// Main-thread API of the self-hosted Python runtime: Course.python (theme/js/shared/course.js).
 //
 //   const rt = Course.python.getRuntime();        // one per page, shared by all code cells
 //   await rt.load({ onProgress(p) { p.phase, p.loaded, p.total, p.label } });  // called until that load ends
@@ -17,7 +17,7 @@
 // Python boots while the wheels still load; the decoded bytes stay here for restarts after stop().
 // Once a run has finished, a standby worker boots in the background so that 停止 swaps it in at once.
 
-import { part } from "../course.js";
+import { part } from "../shared/course.js";
 
 const MB = (n) => (n / 1e6).toFixed(1);
 const LABELS = {

@@ -4,7 +4,7 @@
 // ranks and highlights results (theme/js/site/search-engine.js → assets/search.js), so first view stays light,
 // and a <script src> works on file:// where fetch does not. Page text is only ever inserted as text nodes.
 
-import { part } from "../course.js";
+import { part } from "../shared/course.js";
 
 let indexPromise = null;
 

@@ -3,7 +3,7 @@
 // after site.js, so it runs before DOMContentLoaded and after site.js kept the fallbacks for print.
 // The numbers come from the JSON the build embedded next to each widget; a widget that fails keeps its
 // static fallback tables (and the others still start).
-import { part } from "../course.js";
+import { part } from "../shared/course.js";
 
 export function mountWidgets(doc, name, mount) {
   part("widgets")[name] = mount; // Course.widgets.<name>: e.g. a code cell's own data shown with the same widget

@@ -7,8 +7,9 @@ scale), the 2-D layer matrices as Q4_1 (blocks of 32 4-bit values + float16 scal
 norm weights as float32.  The `gguf` package (the reader published by llama.cpp) parses the file and
 dequantises with NumPy (`gguf.quants.dequantize`); we only arrange the result.
 
-The `gguf` package is imported inside the functions, not at module level: in the browser (Pyodide) there
-is no `gguf`, and `import attention_core` / `import attention_core.models` must keep working there.
+The `gguf` package is imported inside the functions (`optional_import`), not at module level: in the
+browser (Pyodide) there is no `gguf`, and `import attention_core` / `import attention_core.models` must
+keep working there.
 
 Layout conventions (kept exactly as in the file):
 
@@ -27,6 +28,7 @@ Layout conventions (kept exactly as in the file):
 from __future__ import annotations
 
 import gc
+import importlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -107,12 +109,24 @@ class LlamaWeights:
 # ----------------------------------------------------------------------------------------- metadata
 
 
-def _open(path: str | Path) -> Any:
+def optional_import(name: str, pip_name: str) -> Any:
+    """Import an optional dependency when a function first needs it, with an install hint if it is missing.
+
+    `importlib.import_module` rather than an `import` statement on purpose: the build scans the
+    attention_core sources' import statements (`builder.pyodide_assets.package_imports`) to pre-import
+    them into the browser's memory snapshot, where gguf and tokenizers do not exist."""
     try:
-        import gguf  # noqa: PLC0415 - lazily: Pyodide has no gguf
+        return importlib.import_module(name)
     except ImportError as e:  # pragma: no cover - depends on the environment
-        raise ImportError("reading GGUF files needs the `gguf` package (pip install gguf==0.19.0)") from e
-    return gguf.GGUFReader(str(path), "r")
+        raise ImportError(f"this needs the `{name.split('.')[0]}` package (pip install {pip_name})") from e
+
+
+def _gguf() -> Any:
+    return optional_import("gguf", "gguf==0.19.0")
+
+
+def _open(path: str | Path) -> Any:
+    return _gguf().GGUFReader(str(path), "r")
 
 
 def field_value(reader: Any, key: str, default: Any = None) -> Any:
@@ -125,7 +139,7 @@ def field_value(reader: Any, key: str, default: Any = None) -> Any:
 
 def read_metadata(path: str | Path, *, include_arrays: bool = False) -> dict[str, Any]:
     """The GGUF metadata as a dict. Array values (token lists, merges) only with `include_arrays`."""
-    import gguf  # noqa: PLC0415
+    gguf = _gguf()
 
     reader = _open(path)
     out: dict[str, Any] = {}
@@ -183,7 +197,7 @@ def _dequantize(tensor: Any, f: Any) -> F32:
     The raw bytes are read from the open file `f` (at `tensor.data_offset`) rather than through the reader's
     memory map: touched pages of a map count in the process's RSS until it is unmapped, plain reads do not.
     """
-    from gguf.quants import dequantize  # noqa: PLC0415
+    dequantize = optional_import("gguf.quants", "gguf==0.19.0").dequantize
 
     shape = tuple(int(n) for n in reversed(tensor.shape))  # GGUF lists ne0 (the fastest axis) first
     rows = int(np.prod(shape[:-1], dtype=np.int64))
@@ -221,8 +235,7 @@ def load_llama(path: str | Path, *, reader: Any = None) -> LlamaWeights:
     `reader` (from `open_gguf(path)`) saves parsing the metadata again; its array fields (token list,
     merges) are dropped to save memory, so build the tokenizer from it first.
     """
-    import gguf  # noqa: PLC0415
-
+    gguf = _gguf()
     reader = reader if reader is not None else _open(path)
     cfg = read_config(reader)
     tensors = {t.name: t for t in reader.tensors}

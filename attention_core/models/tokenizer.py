@@ -56,7 +56,11 @@ class GGUFTokenizer:
     def __init__(self, tokens: Sequence[str], merges: Sequence[str], token_types: Sequence[int], *,
                  pre: str = "smollm", bos_id: int | None = None, eos_id: int | None = None,
                  add_bos: bool = False) -> None:
-        from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers  # noqa: PLC0415
+        from .gguf_reader import optional_import  # noqa: PLC0415
+
+        tokenizers = optional_import("tokenizers", "tokenizers==0.23.3")  # lazily: Pyodide has no tokenizers
+        AddedToken, Tokenizer, decoders = tokenizers.AddedToken, tokenizers.Tokenizer, tokenizers.decoders
+        models, pre_tokenizers = tokenizers.models, tokenizers.pre_tokenizers
 
         vocab = {tok: i for i, tok in enumerate(tokens)}
         pairs = [tuple(m.split(" ", 1)) for m in merges]

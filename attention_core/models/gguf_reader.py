@@ -281,8 +281,7 @@ def load_llama(path: str | Path, *, reader: Any = None) -> LlamaWeights:
                                source=str(path), metadata=metadata)
     finally:
         file.close()
-        del reader, tensors  # drop the memory map of the file
-    return weights
+    return weights  # the reader (and its memory map of the file) goes with this frame
 
 
 __all__ = ["GGUFFormatError", "LayerWeights", "LlamaConfig", "LlamaWeights", "load_llama", "open_gguf", "read_config",

@@ -32,7 +32,10 @@ F32 = NDArray[np.float32]
 
 @dataclass
 class ForwardResult:
-    """What one forward pass returns."""
+    """What one forward pass returns.
+
+    `attention` holds n_layers·n_heads·T² float32 numbers (SmolLM2: 270·T²; T = 256 → 71 MB), so keep the
+    texts short — this is for looking at attention, not for long generation."""
 
     tokens: list[int]
     logits: F32                  # (T, vocab): row t scores the token that comes *after* position t

@@ -44,7 +44,7 @@ def test_best_orders_heads() -> None:
     z = np.zeros((2, 3), np.float32)
     s = HeadScores(previous_token=np.array([[0.1, 0.9, 0.2], [0.5, 0.0, 0.3]], np.float32),
                    first_token=z, self_token=z, induction=z)
-    assert [(l, h) for l, h, _ in s.best("previous_token", 3)] == [(0, 1), (1, 0), (1, 2)]
+    assert [(layer, head) for layer, head, _ in s.best("previous_token", 3)] == [(0, 1), (1, 0), (1, 2)]
     with pytest.raises(KeyError):
         s.best("nonsense")
 
@@ -61,6 +61,6 @@ def test_real_heads_show_the_known_behaviours(smollm2) -> None:  # noqa: F811
     assert s.best("first_token", 1)[0][2] > 0.95
     assert s.best("self_token", 1)[0][2] > 0.4
     assert s.best("induction", 1)[0][2] > 0.6 and float(np.median(s.induction)) < 0.05
-    assert {(l, h) for l, h, _ in s.best("induction", 3)} & {(18, 6), (17, 3), (17, 4)}
+    assert {(layer, head) for layer, head, _ in s.best("induction", 3)} & {(18, 6), (17, 3), (17, 4)}
     # early layers have no induction heads: the mechanism needs a previous-token head before it
     assert s.induction[:3].max() < 0.2

@@ -117,7 +117,7 @@ def optional_import(name: str, pip_name: str) -> Any:
     them into the browser's memory snapshot, where gguf and tokenizers do not exist."""
     try:
         return importlib.import_module(name)
-    except ImportError as e:  # pragma: no cover - depends on the environment
+    except ImportError as e:
         raise ImportError(f"this needs the `{name.split('.')[0]}` package (pip install {pip_name})") from e
 
 

@@ -172,3 +172,39 @@ def test_softmax_is_the_courses_own() -> None:
     """llama.py reuses attention_core.softmax: a masked (-inf) score gets weight exactly 0."""
     w = softmax(np.array([0.0, -np.inf, 1.0], dtype=np.float32))
     assert w.dtype == np.float32 and w[1] == 0.0
+
+
+def test_models_run_without_gguf_and_tokenizers() -> None:
+    """The browser case: no gguf, no tokenizers. The package imports and the forward pass runs on weights
+    built in memory (here a tiny random 2-layer model with 4 query heads sharing 2 KV heads)."""
+    import subprocess
+    import sys
+
+    from tests.unit.smollm2_fixtures import ROOT
+
+    code = """
+import sys
+sys.modules["gguf"] = None; sys.modules["tokenizers"] = None   # any import of them now fails
+import numpy as np
+from attention_core.models import LayerWeights, LlamaConfig, LlamaWeights, forward
+cfg = LlamaConfig(n_layers=2, d_model=16, n_heads=4, n_kv_heads=2, head_dim=4, d_ffn=24, vocab_size=50,
+                  context_length=64, rope_theta=10000.0, rope_dim=4, rms_eps=1e-5, tied_embeddings=True)
+rng = np.random.default_rng(0)
+m = lambda *s: rng.standard_normal(s).astype(np.float32) * 0.3
+layers = [LayerWeights(np.ones(16, np.float32), m(16, 16), m(8, 16), m(8, 16), m(16, 16), np.ones(16, np.float32),
+                       m(24, 16), m(24, 16), m(16, 24)) for _ in range(2)]
+emb = m(50, 16)
+r = forward(LlamaWeights(cfg, emb, layers, np.ones(16, np.float32), emb), [3, 1, 4, 1, 5])
+assert r.logits.shape == (5, 50) and r.attention.shape == (2, 4, 5, 5)
+assert np.allclose(r.attention.sum(-1), 1, atol=1e-6) and (np.triu(r.attention[1, 3], 1) == 0).all()
+try:
+    from attention_core.models import load_model
+    load_model("x.gguf")
+except ImportError as e:
+    assert "pip install gguf==0.19.0" in str(e), e
+else:
+    raise AssertionError("load_model worked without gguf")
+print("ok")
+"""
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr

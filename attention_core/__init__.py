@@ -12,6 +12,10 @@ Public API::
     multi_head_trace(...)  -> MultiHeadTrace
     attention_trace(X=None, *, Q=, K=, V=, W_Q=, W_K=, W_V=, mask=, temperature=) -> AttentionTrace
     EXAMPLES, Example, get_example(id)
+
+The real model (SmolLM2-135M from its GGUF file: reader, tokenizer, NumPy Llama forward pass, head
+scores) is the subpackage `attention_core.models`, imported only on request (`import attention_core`
+does not load it, nor the `gguf` / `tokenizers` packages it needs to read a file).
 """
 
 from .core import (

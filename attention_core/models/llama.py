@@ -1,0 +1,177 @@
+"""The Llama architecture's forward pass in plain NumPy — small enough to read in one sitting.
+
+One token sequence goes in; out come the next-token logits at every position, the attention weights of
+every layer and head, and (on request) the residual stream after every layer.  This is the computation
+of Hugging Face's `LlamaForCausalLM` (and of Meta's Llama), written for reading, not speed:
+
+    x = embedding[tokens]                                  # (T, d): one row per token
+    for each of the n_layers blocks:
+        x = x + attention(rms_norm(x))                     # tokens look at earlier tokens
+        x = x + swiglu_mlp(rms_norm(x))                    # each token is processed on its own
+    logits = rms_norm(x) @ embedding.T                     # tied LM head: score every vocabulary entry
+
+Names follow the papers: RMSNorm (Zhang & Sennrich 2019), rotary position embeddings "RoPE" (Su et al.
+2021), grouped-query attention "GQA" (Ainslie et al. 2023), SwiGLU (Shazeer 2020), and the attention
+itself, softmax(QKᵀ/√d_head) V (Vaswani et al. 2017).
+
+Everything is float32 and deterministic: the same tokens give bit-identical outputs on the same machine.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..core import causal_mask, softmax
+from .gguf_reader import LayerWeights, LlamaConfig, LlamaWeights
+
+F32 = NDArray[np.float32]
+
+
+@dataclass
+class ForwardResult:
+    """What one forward pass returns.
+
+    `attention` holds n_layers·n_heads·T² float32 numbers (SmolLM2: 270·T²; T = 256 → 71 MB), so keep the
+    texts short — this is for looking at attention, not for long generation."""
+
+    tokens: list[int]
+    logits: F32                  # (T, vocab): row t scores the token that comes *after* position t
+    attention: F32               # (n_layers, n_heads, T, T): [l, h, query i, key j], each row sums to 1
+    residuals: F32 | None = None  # (n_layers + 1, T, d_model): [0] = embeddings, [l + 1] = after block l
+
+    def next_token_probs(self, position: int = -1) -> F32:
+        """softmax of the logits at `position`: the model's distribution over the next token."""
+        return softmax(self.logits[position])
+
+
+# ------------------------------------------------------------------------------------- the pieces
+
+
+def rms_norm(x: F32, gain: F32, eps: float) -> F32:
+    """RMSNorm: divide each row by its root-mean-square, then scale each feature by a learned gain.
+
+    Unlike LayerNorm there is no mean subtraction and no bias: only the size of the vector is normalised,
+    which keeps the residual stream's scale under control at every layer."""
+    ms = np.mean(np.square(x), axis=-1, keepdims=True)
+    return (x / np.sqrt(ms + np.float32(eps))) * gain
+
+
+def rope_cos_sin(n_positions: int, dim: int, theta: float) -> tuple[F32, F32]:
+    """cos and sin of the rotary angles, (T, dim/2): position p turns pair i by p · θ^(−2i/dim).
+
+    Low pairs turn fast (they tell neighbours apart), high pairs slowly (they still differ for tokens
+    thousands of positions apart).  The angles are computed in float64 and rounded to float32 once."""
+    inv_freq = 1.0 / (theta ** (np.arange(0, dim, 2, dtype=np.float64) / dim))  # (dim/2,)
+    angles = np.outer(np.arange(n_positions, dtype=np.float64), inv_freq.astype(np.float32))
+    return np.cos(angles).astype(np.float32), np.sin(angles).astype(np.float32)
+
+
+def apply_rope(x: F32, cos: F32, sin: F32) -> F32:
+    """Rotate each adjacent pair (x[2i], x[2i+1]) of every head vector by its position's angle.
+
+    x: (heads, T, head_dim) in the GGUF's *interleaved* layout (see gguf_reader: llama.cpp's converter
+    reordered the Q/K rows so that rotation pairs are adjacent).  Because queries and keys are rotated by
+    their own positions, q_i · k_j depends only on the offset i − j: attention sees relative positions."""
+    pairs = x.reshape(*x.shape[:-1], -1, 2)          # (heads, T, head_dim/2, 2)
+    a, b = pairs[..., 0], pairs[..., 1]
+    out = np.empty_like(pairs)
+    out[..., 0] = a * cos - b * sin
+    out[..., 1] = a * sin + b * cos
+    return out.reshape(x.shape)
+
+
+def split_heads(x: F32, n_heads: int) -> F32:
+    """(T, n_heads·head_dim) → (n_heads, T, head_dim)."""
+    t, width = x.shape
+    return x.reshape(t, n_heads, width // n_heads).transpose(1, 0, 2)
+
+
+def grouped_query_attention(x: F32, layer: LayerWeights, cfg: LlamaConfig, cos: F32, sin: F32,
+                            mask: NDArray[np.bool_]) -> tuple[F32, F32]:
+    """Causal multi-head attention where groups of query heads share one key/value head.
+
+    SmolLM2 has 9 query heads but only 3 key/value heads: query heads 0–2 use KV head 0, 3–5 KV head 1,
+    6–8 KV head 2 (the same grouping as Hugging Face's `repeat_kv` and llama.cpp).  Sharing K and V makes
+    the KV cache 3× smaller at little cost in quality.
+
+    Returns the block's output (T, d_model) and the attention weights (n_heads, T, T)."""
+    q = split_heads(x @ layer.w_q.T, cfg.n_heads)      # (9, T, 64)
+    k = split_heads(x @ layer.w_k.T, cfg.n_kv_heads)   # (3, T, 64)
+    v = split_heads(x @ layer.w_v.T, cfg.n_kv_heads)   # (3, T, 64)
+    q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)  # positions enter here, and only here
+    k = np.repeat(k, cfg.group_size, axis=0)           # KV head j serves query heads j·g … j·g + g − 1
+    v = np.repeat(v, cfg.group_size, axis=0)
+    scores = q @ k.transpose(0, 2, 1) / np.float32(np.sqrt(cfg.head_dim))  # (9, T, T): how well i matches j
+    scores = np.where(mask, scores, np.float32(-np.inf))  # causal: position i may not look at j > i
+    weights = softmax(scores, axis=-1)                  # each row: a probability distribution over keys
+    heads = weights @ v                                 # (9, T, 64): a weighted average of values
+    merged = heads.transpose(1, 0, 2).reshape(x.shape[0], cfg.n_heads * cfg.head_dim)
+    return merged @ layer.w_o.T, weights
+
+
+def silu(x: F32) -> F32:
+    """SiLU (a.k.a. swish): x · sigmoid(x)."""
+    with np.errstate(over="ignore"):  # exp(-x) → inf for x ≪ 0 gives x / inf = -0, the right limit
+        return x / (np.float32(1.0) + np.exp(-x))
+
+
+def swiglu_mlp(x: F32, layer: LayerWeights) -> F32:
+    """The feed-forward block: down( silu(gate(x)) ⊙ up(x) ) — a gated MLP, 576 → 1536 → 576."""
+    return (silu(x @ layer.w_gate.T) * (x @ layer.w_up.T)) @ layer.w_down.T
+
+
+# ------------------------------------------------------------------------------------ the whole model
+
+
+def forward(weights: LlamaWeights, tokens: Sequence[int], *, return_residuals: bool = False) -> ForwardResult:
+    """Run the model on `tokens` (ids); see `ForwardResult` for what comes back."""
+    cfg = weights.config
+    ids = [int(t) for t in tokens]
+    if not ids:
+        raise ValueError("forward: need at least one token")
+    if min(ids) < 0 or max(ids) >= cfg.vocab_size:
+        raise ValueError(f"forward: token ids must be in [0, {cfg.vocab_size})")
+    if weights.rope_layout != "interleaved":
+        raise ValueError(f"forward: unsupported rope_layout {weights.rope_layout!r}")
+    n = len(ids)
+
+    cos, sin = rope_cos_sin(n, cfg.rope_dim, cfg.rope_theta)
+    mask = causal_mask(n)
+    x = weights.token_embedding[ids]                                 # (T, d) — a copy, not a view
+    attention = np.empty((cfg.n_layers, cfg.n_heads, n, n), dtype=np.float32)
+    residuals = np.empty((cfg.n_layers + 1, n, cfg.d_model), dtype=np.float32) if return_residuals else None
+    if residuals is not None:
+        residuals[0] = x
+
+    for i, layer in enumerate(weights.layers):
+        attn_out, attention[i] = grouped_query_attention(rms_norm(x, layer.attn_norm, cfg.rms_eps),
+                                                         layer, cfg, cos, sin, mask)
+        x = x + attn_out                                             # residual connection
+        x = x + swiglu_mlp(rms_norm(x, layer.ffn_norm, cfg.rms_eps), layer)
+        if residuals is not None:
+            residuals[i + 1] = x
+
+    logits = rms_norm(x, weights.final_norm, cfg.rms_eps) @ weights.lm_head.T  # (T, vocab)
+    return ForwardResult(tokens=ids, logits=logits, attention=attention, residuals=residuals)
+
+
+def log_softmax(logits: F32) -> F32:
+    m = np.max(logits, axis=-1, keepdims=True)
+    return logits - m - np.log(np.sum(np.exp(logits - m), axis=-1, keepdims=True))
+
+
+def perplexity(weights: LlamaWeights, tokens: Sequence[int]) -> float:
+    """exp(mean negative log-likelihood) of tokens[1:] given what came before (needs ≥ 2 tokens)."""
+    ids = [int(t) for t in tokens]
+    if len(ids) < 2:
+        raise ValueError("perplexity: need at least two tokens")
+    logp = log_softmax(forward(weights, ids).logits[:-1])
+    nll = -logp[np.arange(len(ids) - 1), ids[1:]].astype(np.float64)
+    return float(np.exp(nll.mean()))
+
+
+__all__ = ["ForwardResult", "apply_rope", "forward", "grouped_query_attention", "log_softmax", "perplexity",
+           "rms_norm", "rope_cos_sin", "silu", "swiglu_mlp"]

@@ -96,8 +96,8 @@ def test_import_attention_core_loads_neither_gguf_nor_tokenizers() -> None:
 
 def test_browser_warm_imports_stay_numpy_only() -> None:
     """The build pre-imports every module that attention_core's import statements name into Pyodide's
-    memory snapshot (builder.pyodide_assets.package_imports); gguf / tokenizers are not there."""
-    from builder.pyodide_assets import package_imports
+    memory snapshot (builder.runtime.wheels.package_imports); gguf / tokenizers are not there."""
+    from builder.runtime.wheels import package_imports
 
     names = package_imports(ROOT / "attention_core")
     assert not [n for n in names if n.split(".")[0] in ("gguf", "tokenizers", "torch", "builder")], names

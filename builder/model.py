@@ -200,6 +200,7 @@ class PageFacts:
     quiz_ids: list[str] = field(default_factory=list)
     search_sections: list[SearchSection] | None = None  # None for the index page (not searched)
     reading_minutes: int | None = None
+    files: dict[str, bytes] = field(default_factory=dict)  # site files the page's widgets made (lazily loaded data)
 
     @property
     def heading_ids(self) -> set[str]:

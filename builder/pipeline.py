@@ -12,6 +12,7 @@ previous site intact; every problem is collected and reported as `path:line: mes
 from __future__ import annotations
 
 import time
+from functools import partial
 from pathlib import Path
 from markdown_it import MarkdownIt
 
@@ -51,6 +52,8 @@ def build_site(options: BuildOptions | None = None) -> BuildResult:
         files.update(search_index_stage(options, built))  # before the pages: they link it with its hash
         files.update(katex_assets(options, files, built))
         files.update(pages_stage(options, site, built, assets.asset_urls(files), problems))
+        for page in built:  # data files the pages' widgets made (loaded on first interaction)
+            files.update(page.facts.files)
     if problems:
         raise BuildFailed(problems)
 
@@ -81,7 +84,7 @@ def load(options: BuildOptions, problems: Problems) -> SiteSource:
 
 
 def markdown_parser(options: BuildOptions) -> MarkdownIt:
-    return create_markdown(content_dir=options.content_dir, prepare_widget=prepare_widget,
+    return create_markdown(content_dir=options.content_dir, prepare_widget=partial(prepare_widget, build=options),
                            render_widget=render_widget, render_cell=render_cell)
 
 

@@ -42,6 +42,7 @@ def widget_plugin(md: MarkdownIt, *, prepare: WidgetPrepare, render: Callable[[A
                 context.scratch["widget_count"] = number
                 context.facts.features.update(("widgets", f"widget-{block.name}"))
                 context.facts.extra_ids.add(block.ident)
+                context.facts.files.update(getattr(block, "files", {}))
 
     def render_token(token: Token, env: dict) -> str:
         block = token.meta.get("widget")

@@ -3,7 +3,7 @@ problem with the line of the offending option), data computed, then rendered as 
 as `<script type="application/json">` (theme/js/widgets/<name>.js mounts on it)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import yaml
@@ -13,7 +13,7 @@ from attention_core import get_example
 
 from .fallback import embed_json
 from .registry import all_widgets
-from .schema import OptionError, Widget
+from .schema import OptionError, Widget, WidgetDataError
 
 Report = Callable[[str, "int | None"], None]
 """report(message, 0-based line in the block's body or None for the fence line)."""
@@ -25,6 +25,7 @@ class WidgetBlock:
     options: dict[str, Any]
     data: dict[str, Any]
     ident: str  # the element id, "widget-<n>" (n counts the page's widgets)
+    files: dict[str, bytes] = field(default_factory=dict)  # extra site files (data loaded on first interaction)
 
     @property
     def name(self) -> str:
@@ -42,7 +43,7 @@ def _option_lines(content: str) -> dict[str, tuple[int, int, list[int]]]:
     return lines
 
 
-def prepare_widget(name: str, body: str, report: Report, number: int) -> WidgetBlock | None:
+def prepare_widget(name: str, body: str, report: Report, number: int, *, build: Any = None) -> WidgetBlock | None:
     """Validate one ```{widget} block and compute its data; report every problem (with its 0-based line in the
     block's body, None for the fence line) and return None if there was any. `number` makes the element id."""
     failed = False
@@ -98,7 +99,14 @@ def prepare_widget(name: str, body: str, report: Report, number: int) -> WidgetB
         error(message, lines[key][1] if key in lines else None)
     if failed:
         return None
-    return WidgetBlock(widget, options, widget.compute(options), f"widget-{number}")
+    if widget.build_data is None:
+        return WidgetBlock(widget, options, widget.compute(options), f"widget-{number}")
+    try:
+        data, files = widget.build_data(options, build)
+    except WidgetDataError as exc:
+        error(str(exc), lines[exc.option][1] if exc.option in lines else None)
+        return None
+    return WidgetBlock(widget, options, data, f"widget-{number}", files)
 
 
 def render_widget(block: WidgetBlock) -> str:

@@ -93,6 +93,19 @@ def needs_single_head(ex: Example) -> str | None:
     return None
 
 
+class WidgetDataError(ValueError):
+    """The data of a widget cannot be made (e.g. a sentence the model cannot show, a missing model file): reported
+    at the line of `option` (or of the fence)."""
+
+    def __init__(self, message: str, option: str | None = None):
+        super().__init__(message)
+        self.option = option
+
+
+BuildData = Callable[[dict, Any], tuple[dict, dict[str, bytes]]]
+"""build_data(options, build options) → (the data embedded in the page, extra files for the site)."""
+
+
 @dataclass(frozen=True)
 class Widget:
     """One widget kind: its name (the ```{widget} name and theme/js/widgets/<name>.js), the title shown above it,
@@ -107,6 +120,7 @@ class Widget:
     fallback: Callable[[dict], str]
     check: Callable[[dict], list[tuple[str, str]]] = field(default=lambda o: [])
     accepts: Callable[[Example], str | None] = field(default=needs_single_head)
+    build_data: BuildData | None = None  # instead of `compute`: data that needs the build (a real model, cached)
 
     def defaults(self) -> dict[str, Any]:
         return {k: opt.default for k, opt in self.options.items()}

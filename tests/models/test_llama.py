@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from attention_core import softmax
-from tests.unit.smollm2_fixtures import GROUP, golden, smollm2, smollm2_path  # noqa: F401
+from tests.models.conftest import GROUP
 
 pytestmark = GROUP
 
@@ -24,11 +24,11 @@ WIDE = "The animal didn't cross the street because it was too wide"
 
 
 @pytest.fixture(scope="module")
-def france(smollm2):  # noqa: F811
+def france(smollm2):
     return smollm2.run("The capital of France is", return_residuals=True)
 
 
-def test_config_comes_from_the_metadata(smollm2, smollm2_path) -> None:  # noqa: F811
+def test_config_comes_from_the_metadata(smollm2, smollm2_path) -> None:
     from attention_core.models.gguf_reader import read_metadata
 
     meta = read_metadata(smollm2_path)
@@ -42,7 +42,7 @@ def test_config_comes_from_the_metadata(smollm2, smollm2_path) -> None:  # noqa:
     assert c.rms_eps == pytest.approx(1e-5) and c.tied_embeddings
 
 
-def test_weights_are_float32_and_tied(smollm2) -> None:  # noqa: F811
+def test_weights_are_float32_and_tied(smollm2) -> None:
     w = smollm2.weights
     assert w.lm_head is w.token_embedding and w.rope_layout == "interleaved"
     arrays = [w.token_embedding, w.final_norm] + [a for layer in w.layers for a in vars(layer).values()]
@@ -53,7 +53,7 @@ def test_weights_are_float32_and_tied(smollm2) -> None:  # noqa: F811
     assert np.isfinite(w.token_embedding).all()
 
 
-def test_interleaved_rope_on_gguf_rows_equals_rotate_half_on_hf_rows(smollm2) -> None:  # noqa: F811
+def test_interleaved_rope_on_gguf_rows_equals_rotate_half_on_hf_rows(smollm2) -> None:
     """Why the GGUF's permuted Q/K rows need no un-permuting: scores are the same either way.
 
     Written independently of llama.py's apply_rope: HF-style rotate-half RoPE on rows put back in HF
@@ -81,7 +81,7 @@ def test_interleaved_rope_on_gguf_rows_equals_rotate_half_on_hf_rows(smollm2) ->
     assert not np.allclose(ours_q, hf_q)  # the vectors themselves differ (order), only the dot products agree
 
 
-def test_attention_is_causal_normalised_and_deterministic(smollm2, france) -> None:  # noqa: F811
+def test_attention_is_causal_normalised_and_deterministic(smollm2, france) -> None:
     a = france.attention
     t = len(france.tokens)
     assert a.shape == (30, 9, t, t) and a.dtype == np.float32
@@ -94,7 +94,7 @@ def test_attention_is_causal_normalised_and_deterministic(smollm2, france) -> No
     assert np.array_equal(again.residuals, france.residuals)
 
 
-def test_residual_stream_and_logit_lens_shapes(smollm2, france) -> None:  # noqa: F811
+def test_residual_stream_and_logit_lens_shapes(smollm2, france) -> None:
     from attention_core.models.llama import rms_norm
 
     w, r = smollm2.weights, france.residuals
@@ -105,7 +105,7 @@ def test_residual_stream_and_logit_lens_shapes(smollm2, france) -> None:  # noqa
     assert smollm2.run("The capital of France is").residuals is None
 
 
-def test_paris(smollm2, france) -> None:  # noqa: F811
+def test_paris(smollm2, france) -> None:
     """Measured: P(" Paris") = 0.773, then " the" 0.065, " London" 0.012."""
     probs = france.next_token_probs()
     top = int(np.argmax(probs))
@@ -114,7 +114,7 @@ def test_paris(smollm2, france) -> None:  # noqa: F811
     assert probs.sum() == pytest.approx(1, abs=1e-5)
 
 
-def test_perplexity_of_plain_english_is_sane(smollm2) -> None:  # noqa: F811
+def test_perplexity_of_plain_english_is_sane(smollm2) -> None:
     """Measured: 29.7 on PARAGRAPH (45 tokens); random tokens: ~5e5 (the vocabulary is 49,152)."""
     from attention_core.models.llama import perplexity
 
@@ -124,7 +124,7 @@ def test_perplexity_of_plain_english_is_sane(smollm2) -> None:  # noqa: F811
     assert perplexity(smollm2.weights, noise) > 1000
 
 
-def test_matches_hugging_face_transformers(smollm2, golden) -> None:  # noqa: F811
+def test_matches_hugging_face_transformers(smollm2, golden) -> None:
     from attention_core.models.llama import forward
 
     layers, subset = golden["attention_layers"], golden["vocab_subset"]
@@ -140,7 +140,7 @@ def test_matches_hugging_face_transformers(smollm2, golden) -> None:  # noqa: F8
         assert np.abs(r.attention[layers] - golden[f"s{s}_attention"]).max() <= 1e-3
 
 
-def test_the_issue_example_layer4_head2(smollm2) -> None:  # noqa: F811
+def test_the_issue_example_layer4_head2(smollm2) -> None:
     """Issue 14's claim, measured (0-based layer 4, head 2; every word here is one token, so no aggregation):
 
     tired → animal 0.269, street 0.074;  wide → street 0.456, animal 0.131.
@@ -159,7 +159,7 @@ def test_the_issue_example_layer4_head2(smollm2) -> None:  # noqa: F811
     assert np.abs(a.logits[:9] - b.logits[:9]).max() < 1e-3
 
 
-def test_bad_input_is_refused(smollm2) -> None:  # noqa: F811
+def test_bad_input_is_refused(smollm2) -> None:
     from attention_core.models.llama import forward
 
     with pytest.raises(ValueError, match="at least one token"):
@@ -180,7 +180,7 @@ def test_models_run_without_gguf_and_tokenizers() -> None:
     import subprocess
     import sys
 
-    from tests.unit.smollm2_fixtures import ROOT
+    from tests.models.conftest import ROOT
 
     code = """
 import sys

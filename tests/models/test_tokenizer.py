@@ -13,26 +13,26 @@ import sys
 
 import pytest
 
-from tests.unit.smollm2_fixtures import GROUP, ROOT, golden, smollm2, smollm2_path  # noqa: F401
+from tests.models.conftest import GROUP, ROOT
 
 pytestmark = GROUP
 
 
-def _cases(golden):  # noqa: F811
+def _cases(golden):
     off, flat = golden["tokenizer_offsets"], golden["tokenizer_ids"]
     cases = [(str(t), flat[off[i]:off[i + 1]].tolist()) for i, t in enumerate(golden["tokenizer_sentences"])]
     cases += [(str(t), golden[f"s{i}_ids"].tolist()) for i, t in enumerate(golden["sentences"])]
     return cases
 
 
-def test_ids_match_the_independent_tokenizer(smollm2, golden) -> None:  # noqa: F811
+def test_ids_match_the_independent_tokenizer(smollm2, golden) -> None:
     cases = _cases(golden)
     assert len(cases) == 9 and any("注意力" in t for t, _ in cases) and any("2024" in t for t, _ in cases)
     for text, expected in cases:
         assert smollm2.tokenizer.encode(text) == expected, text
 
 
-def test_known_ids_and_readable_strings(smollm2, golden) -> None:  # noqa: F811
+def test_known_ids_and_readable_strings(smollm2, golden) -> None:
     tk = smollm2.tokenizer
     ids = tk.encode("The capital of France is")
     assert ids == golden["tokenizer_ids"][:5].tolist()
@@ -41,14 +41,14 @@ def test_known_ids_and_readable_strings(smollm2, golden) -> None:  # noqa: F811
     assert tk.token_strings(tk.encode("a\nb")) == ["a", "\n", "b"]
 
 
-def test_round_trip_and_bytes(smollm2, golden) -> None:  # noqa: F811
+def test_round_trip_and_bytes(smollm2, golden) -> None:
     tk = smollm2.tokenizer
     for text, ids in _cases(golden):
         assert tk.decode(ids) == text
         assert b"".join(tk.token_bytes(i) for i in ids) == text.encode("utf-8")
 
 
-def test_partial_utf8_tokens_are_shown_as_escapes(smollm2) -> None:  # noqa: F811
+def test_partial_utf8_tokens_are_shown_as_escapes(smollm2) -> None:
     tk = smollm2.tokenizer
     ids = tk.encode("注意力")
     strings = tk.token_strings(ids)
@@ -57,7 +57,7 @@ def test_partial_utf8_tokens_are_shown_as_escapes(smollm2) -> None:  # noqa: F81
     assert tk.decode(ids) == "注意力"
 
 
-def test_bos_and_special_tokens_follow_the_metadata(smollm2, smollm2_path) -> None:  # noqa: F811
+def test_bos_and_special_tokens_follow_the_metadata(smollm2, smollm2_path) -> None:
     from attention_core.models.gguf_reader import read_metadata
 
     meta = read_metadata(smollm2_path)

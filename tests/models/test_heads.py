@@ -6,7 +6,7 @@ import pytest
 
 from attention_core.models.heads import (DEFAULT_TEXT, HeadScores, pattern_scores, repeated_random_tokens,
                                          score_heads)
-from tests.unit.smollm2_fixtures import GROUP, smollm2, smollm2_path  # noqa: F401
+from tests.models.conftest import GROUP
 
 pytestmark = GROUP
 
@@ -49,7 +49,7 @@ def test_best_orders_heads() -> None:
         s.best("nonsense")
 
 
-def test_real_heads_show_the_known_behaviours(smollm2) -> None:  # noqa: F811
+def test_real_heads_show_the_known_behaviours(smollm2) -> None:
     """Measured (n=25, 4 sequences; DEFAULT_TEXT, 59 tokens): previous-token L16H0 0.73, L1H2 0.68,
     L11H1 0.68; first-token L18H8 1.00, L18H7 1.00; self-token L11H6 0.70; induction L18H6 0.91,
     L17H3 0.81, L17H4 0.79 (median head 0.01).  Here with 2 sequences to keep the test short."""

@@ -46,8 +46,12 @@ const bundleText = {
 };
 
 const entryPoints = spec.entries.map((e) => ({ in: e.path || `widget-entry:${e.widget}`, out: e.out }));
-const result = await esbuild.build({ ...common, entryPoints, outdir: spec.outdir, write: false,
-  plugins: [widgetEntries, bundleText] });
+let result;
+try {
+  result = await esbuild.build({ ...common, entryPoints, outdir: spec.outdir, write: false, plugins: [widgetEntries, bundleText] });
+} catch (err) { // esbuild has printed its diagnostics (path:line: message); no Node stack trace after them
+  process.exit(1);
+}
 const files = {};
 for (const file of result.outputFiles) files[path.relative(spec.outdir, file.path).split(path.sep).join("/")] = file.text;
 const css = {};

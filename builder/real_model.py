@@ -36,6 +36,7 @@ class SentenceRun:
     n_layers: int
     n_heads: int
     percents: bytes  # uint8, n_layers · n_heads · T(T+1)/2
+    mean_percents: bytes  # uint8, n_layers · T(T+1)/2: each layer's heads averaged (then rounded the same way)
 
     @property
     def length(self) -> int:
@@ -43,10 +44,16 @@ class SentenceRun:
 
     def matrix(self, layer: int, head: int) -> list[list[int]]:
         """The (T, T) percentages of one head, zeros above the diagonal."""
+        return self._unpack(self.percents, layer * self.n_heads + head)
+
+    def mean_matrix(self, layer: int) -> list[list[int]]:
+        """The (T, T) percentages of the average of a layer's heads."""
+        return self._unpack(self.mean_percents, layer)
+
+    def _unpack(self, packed: bytes, index: int) -> list[list[int]]:
         t = self.length
         per_head = t * (t + 1) // 2
-        start = (layer * self.n_heads + head) * per_head
-        flat = self.percents[start:start + per_head]
+        flat = packed[index * per_head:(index + 1) * per_head]
         rows, at = [], 0
         for i in range(t):
             rows.append(list(flat[at:at + i + 1]) + [0] * (t - i - 1))
@@ -55,6 +62,9 @@ class SentenceRun:
 
     def packed_base64(self) -> str:
         return base64.b64encode(self.percents).decode("ascii")
+
+    def packed_mean_base64(self) -> str:
+        return base64.b64encode(self.mean_percents).decode("ascii")
 
 
 def largest_remainder_percents(weights: np.ndarray) -> np.ndarray:
@@ -102,6 +112,7 @@ def sentence_run(options: BuildOptions, text: str) -> SentenceRun:
     """`text` through SmolLM2-135M (cached): raises ModelInputError for an empty or too long sentence."""
     if not text.strip():
         raise ModelInputError("the sentence is empty")
+    model_path(options)  # verified on every build (sha256, remembered while the file is unchanged), cached or not
     n = count_tokens(options, text)
     if n > MAX_TOKENS:
         raise ModelInputError(f"the sentence has {n} tokens; at most {MAX_TOKENS} fit a readable heatmap")
@@ -110,11 +121,12 @@ def sentence_run(options: BuildOptions, text: str) -> SentenceRun:
         model = _loaded(str(model_path(options)))
         result = model.run(text)
         n_layers, n_heads, t, _ = result.attention.shape
-        rows = largest_remainder_percents(result.attention.reshape(-1, t))
-        rows = rows.reshape(n_layers, n_heads, t, t)
         lower = np.tril_indices(t)
-        packed = rows[:, :, lower[0], lower[1]].astype(np.uint8).tobytes()
-        return SentenceRun(text, model.tokenizer.token_strings(result.tokens), n_layers, n_heads, packed)
+        rows = largest_remainder_percents(result.attention.reshape(-1, t)).reshape(n_layers, n_heads, t, t)
+        mean = largest_remainder_percents(result.attention.mean(axis=1).reshape(-1, t)).reshape(n_layers, t, t)
+        return SentenceRun(text, model.tokenizer.token_strings(result.tokens), n_layers, n_heads,
+                           rows[:, :, lower[0], lower[1]].astype(np.uint8).tobytes(),
+                           mean[:, lower[0], lower[1]].astype(np.uint8).tobytes())
 
     key = cachestore.digest("model-sentence", GGUF_SHA256, _code_digest(), text)
     with cachestore.open_cache(options.cache_dir) as store:
@@ -133,6 +145,8 @@ class GalleryEntry:
 
 def head_gallery(options: BuildOptions) -> list[GalleryEntry]:
     """The best head for each pattern, scored on real data (attention_core.models.heads.score_heads)."""
+    model_path(options)
+
     def compute() -> list[GalleryEntry]:
         from attention_core.models import heads
 

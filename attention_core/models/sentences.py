@@ -16,13 +16,16 @@ class Sentence:
     title: str  # Chinese label of the sentence button
     text: str
     note: str  # one line under the heatmap
+    focus: str | None = None  # a token whose row the lesson reads (as the tokenizer writes it: " tired")
+    candidates: tuple[str, ...] = ()  # tokens that row is compared over (" animal", " street")
 
 
 SENTENCES: dict[str, Sentence] = {s.id: s for s in (
     Sentence("animal-tired", "it 指谁？（tired）", "The animal didn't cross the street because it was tired.",
-             "真实模型的注意力：SmolLM2-135M 在构建时用 NumPy 算出，百分数已四舍五入且每行合计 100%。"),
+             "真实模型的注意力：SmolLM2-135M 在构建时用 NumPy 算出，百分数已四舍五入且每行合计 100%。",
+             " tired", (" animal", " street")),
     Sentence("animal-wide", "it 指谁？（too wide）", "The animal didn't cross the street because it was too wide.",
-             "与上一句只差结尾两个词；在 it 之前，两句的每个 token 完全相同。"),
+             "与上一句只差结尾两个词：直到 was，两句的每个 token 都相同。", " wide", (" animal", " street")),
     Sentence("repeat-name", "名字第二次出现", "Mr Dursley said hello to Mrs Potter, and then Mrs Potter said hello to Mr Dursley.",
              "名字第二次出现时，有些头会回头找它第一次出现的位置，以及紧跟其后的词。"),
     Sentence("capitals", "首都", "The capital of France is Paris, and the capital of Japan is Tokyo.",

@@ -1,0 +1,202 @@
+"""The `model-attention` widget: the real attention of SmolLM2-135M (builder/real_model.py), three views —
+
+* `explorer`: a sentence as a token × token heatmap at a chosen layer and head (or the average of the heads),
+  every layer and head a click away; hover / focus a cell for its value, click a query token for its row as bars;
+* `compare`: two sentences side by side at one layer and head — for the pronoun pair, the *it* rows are the same
+  (a causal model has not seen the end of the sentence yet) and the rows of the last words differ;
+* `gallery`: the best head for each of four patterns, scored on real data, with the median head for contrast.
+
+The page embeds what the first view shows (theme/js/widgets/model-attention.js draws it); every other layer and
+head of the sentences is in one data script (whole percentages, packed and base64), loaded on first interaction.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from markdown_it.common.utils import escapeHtml
+
+from attention_core.models.sentences import SENTENCES, get_sentence
+
+from .. import real_model
+from ..bundle import browser_data_script
+from ..model_weights import ModelWeightsError
+from .fallback import HIGH_WEIGHT, css_number, note_html
+from .schema import Option, OptionError, Widget, WidgetDataError
+
+VIEWS = ("explorer", "compare", "gallery")
+PATTERN_LABELS = {  # pattern → (Chinese name, what the score measures)
+    "previous_token": ("看前一个词", "每个位置分给紧邻前一个 token 的权重，取平均"),
+    "first_token": ("看第一个词（注意力汇）", "每个位置分给句首 token 的权重，取平均"),
+    "self_token": ("看自己", "每个位置分给自己的权重，取平均"),
+    "induction": ("归纳（照着上次接着说）", "随机 token 序列重复一遍：第二遍里每个位置分给“上次同一 token 后面那个词”的权重，取平均"),
+}
+GALLERY_SENTENCE = "repeat-name"
+
+
+def _sentence_ids(name: str, value: Any) -> list[str]:
+    if not isinstance(value, list) or not value:
+        raise OptionError(f"option '{name}' must be a non-empty list of sentence ids ({', '.join(SENTENCES)})")
+    for i, item in enumerate(value):
+        if not isinstance(item, str) or item not in SENTENCES:
+            raise OptionError(f"option '{name}': unknown sentence id {item!r} (known: {', '.join(SENTENCES)})", item=i)
+    if len(set(value)) != len(value):
+        raise OptionError(f"option '{name}' lists a sentence twice")
+    return value
+
+
+class SentencesOption(Option):
+    def check(self, name: str, value: Any) -> Any:
+        return _sentence_ids(name, value)
+
+
+class HeadOption(Option):
+    """A head number (its range is checked against the model) or `mean`: the average of the layer's heads."""
+
+    def check(self, name: str, value: Any) -> Any:
+        if value == "mean" or (isinstance(value, int) and not isinstance(value, bool) and value >= 0):
+            return value
+        raise OptionError(f"option '{name}' must be a head number (0, 1, …) or mean, got {value!r}")
+
+
+def check(o: dict) -> list[tuple[str, str]]:
+    problems = []
+    if o["view"] == "compare" and len(o["sentences"]) != 2:
+        problems.append(("sentences", f"the compare view shows exactly two sentences, got {len(o['sentences'])}"))
+    return problems
+
+
+def _run(build: Any, sentence_id: str) -> real_model.SentenceRun:
+    try:
+        return real_model.sentence_run(build, get_sentence(sentence_id).text)
+    except real_model.ModelInputError as exc:
+        raise WidgetDataError(f"sentence '{sentence_id}': {exc}", "sentences") from exc
+    except ModelWeightsError as exc:
+        raise WidgetDataError(f"the model SmolLM2-135M is not available: {exc}") from exc
+
+
+def _check_range(o: dict, run: real_model.SentenceRun) -> None:
+    if not 0 <= o["layer"] < run.n_layers:
+        raise WidgetDataError(f"option 'layer' must be between 0 and {run.n_layers - 1} (SmolLM2-135M has "
+                              f"{run.n_layers} layers), got {o['layer']}", "layer")
+    if o["head"] != "mean" and not 0 <= o["head"] < run.n_heads:
+        raise WidgetDataError(f"option 'head' must be between 0 and {run.n_heads - 1} or mean (each layer has "
+                              f"{run.n_heads} heads), got {o['head']}", "head")
+
+
+def _view_matrix(run: real_model.SentenceRun, layer: int, head: int | str) -> list[list[int]]:
+    return run.mean_matrix(layer) if head == "mean" else run.matrix(layer, head)
+
+
+def build_data(o: dict, build: Any) -> tuple[dict, dict[str, bytes]]:
+    ids = o["sentences"] if o["view"] != "gallery" else [GALLERY_SENTENCE]
+    runs = {i: _run(build, i) for i in ids}
+    first = runs[ids[0]]
+    _check_range(o, first)
+    sentences = []
+    for ident in ids:
+        s, run = get_sentence(ident), runs[ident]
+        sentences.append({"id": ident, "title": s.title, "text": s.text, "note": s.note, "tokens": run.tokens,
+                          "matrix": _view_matrix(run, o["layer"], o["head"])})
+    full = {i: {"percents": runs[i].packed_base64(), "mean": runs[i].packed_mean_base64()} for i in ids}
+    payload = json.dumps(full, separators=(",", ":"), sort_keys=True)
+    key = real_model.digest_of(payload.encode())
+    data = {"view": o["view"], "layers": first.n_layers, "heads": first.n_heads, "layer": o["layer"],
+            "head": o["head"], "sentences": sentences, "data": f"assets/model/attention-{key}.js", "key": key}
+    if o["view"] == "compare":
+        data["compare"] = _compare_facts(sentences)
+    if o["view"] == "gallery":
+        data["gallery"] = [_gallery_entry(e, runs[GALLERY_SENTENCE]) for e in real_model.head_gallery(build)]
+    return data, {f"assets/model/attention-{key}.js": browser_data_script("modelAttention", f"d{key}", payload)}
+
+
+def _compare_facts(sentences: list[dict]) -> dict:
+    """Which rows of the two sentences are the same token by token, where they part, and each sentence's focus
+    row over its candidate tokens (the numbers the lesson reads: tired → animal / street)."""
+    a, b = sentences
+    same = 0
+    while same < min(len(a["tokens"]), len(b["tokens"])) and a["tokens"][same] == b["tokens"][same]:
+        same += 1
+    identical_rows = [i for i in range(same) if a["matrix"][i][: i + 1] == b["matrix"][i][: i + 1]]
+    focus = []
+    for s in sentences:
+        spec = get_sentence(s["id"])
+        if spec.focus is None or spec.focus not in s["tokens"]:
+            focus.append(None)
+            continue
+        i = s["tokens"].index(spec.focus)
+        keys = [s["tokens"].index(c) for c in spec.candidates if c in s["tokens"][: i + 1]]
+        focus.append({"row": i, "keys": keys, "values": [s["matrix"][i][j] for j in keys]})
+    return {"shared_prefix": same, "identical_rows": identical_rows, "focus": focus}
+
+
+def compare_sentence(d: dict) -> str:
+    """One sentence of what the focus rows show: “tired → animal 27%、street 7%；wide → …” (from the data)."""
+    parts = []
+    for s, f in zip(d["sentences"], d["compare"]["focus"]):
+        if f is not None:
+            pairs = "、".join(f"{s['tokens'][j].strip()} {v}%" for j, v in zip(f["keys"], f["values"]))
+            parts.append(f"{s['tokens'][f['row']].strip()} → {pairs}")
+    return "；".join(parts)
+
+
+def _gallery_entry(entry: real_model.GalleryEntry, run: real_model.SentenceRun) -> dict:
+    name, what = PATTERN_LABELS[entry.pattern]
+    return {"pattern": entry.pattern, "name": name, "what": what, "layer": entry.layer, "head": entry.head,
+            "score": entry.score, "median": entry.median, "runner_up": list(entry.runner_up),
+            "matrix": run.matrix(entry.layer, entry.head)}
+
+
+# ------------------------------------------------------------------------------------------ fallback
+
+
+def _cell(percent: int) -> str:
+    high = ' class="is-high"' if percent >= HIGH_WEIGHT * 100 else ""
+    return f'<td{high} style="--w:{css_number(percent / 100)}">{percent}</td>'
+
+
+def percent_table(tokens: list[str], matrix: list[list[int]], caption: str) -> str:
+    """The static heatmap: whole percentages, masked cells empty (the same classes as the designed heatmap)."""
+    head = "".join(f'<th scope="col">{escapeHtml(t)}</th>' for t in tokens)
+    rows = []
+    for i, (tok, row) in enumerate(zip(tokens, matrix)):
+        cells = "".join("<td>—</td>" if j > i else _cell(w) for j, w in enumerate(row))
+        rows.append(f'<tr><th scope="row">{escapeHtml(tok)}</th>{cells}</tr>')
+    return (f'<div class="heat-scroll"><table class="heat-table heat-static heat-long"><caption>{escapeHtml(caption)}</caption>'
+            f'<thead><tr><th scope="col"><span class="visually-hidden">Query ＼ Key</span></th>{head}</tr></thead>'
+            f'<tbody>{"".join(rows)}</tbody></table></div>')
+
+
+def head_label(layer: int, head: int | str) -> str:
+    return f"第 {layer} 层 · {'各头平均' if head == 'mean' else f'头 {head}'}"
+
+
+def fallback(d: dict) -> str:
+    label = head_label(d["layer"], d["head"])
+    if d["view"] == "gallery":
+        s = d["sentences"][0]
+        rows = "".join(
+            f'<tr><th scope="row">{escapeHtml(g["name"])}</th><td>第 {g["layer"]} 层 · 头 {g["head"]}</td>'
+            f'<td>{g["score"]:.2f}</td><td>{g["median"]:.2f}</td><td>{escapeHtml(g["what"])}</td></tr>'
+            for g in d["gallery"])
+        return ('<div class="heat-scroll"><table class="num-table mg-table"><caption>SmolLM2-135M 中每种模式得分最高的头'
+                '（得分 0–1，越高越专一）</caption><thead><tr><th scope="col">模式</th><th scope="col">最佳头</th>'
+                '<th scope="col">得分</th><th scope="col">全部头的中位数</th><th scope="col">怎么算</th></tr></thead>'
+                f'<tbody>{rows}</tbody></table></div>' + note_html(s["note"]))
+    parts = []
+    if d["view"] == "compare":
+        c = d["compare"]
+        parts.append(f'<p class="widget-caption">{escapeHtml(label)}：两句的前 {c["shared_prefix"]} 个 token 相同，'
+                     f'其中 {len(c["identical_rows"])} 行的注意力逐格相同；{escapeHtml(compare_sentence(d))}。</p>')
+    for s in d["sentences"]:
+        parts.append(percent_table(s["tokens"], s["matrix"], f"{s['title']}：{label}（%，真实模型）"))
+    return "".join(parts) + note_html(d["sentences"][0]["note"])
+
+
+WIDGET = Widget("model-attention", "真实模型的注意力：SmolLM2-135M", {
+    "view": Option("choice", "explorer", "explorer | compare | gallery", choices=VIEWS),
+    "sentences": SentencesOption("sentences", ["animal-tired", "animal-wide", "repeat-name", "capitals"],
+                                 "sentence ids (attention_core/models/sentences.py)"),
+    "layer": Option("integer", 4, "initial layer (0-based)", minimum=0),
+    "head": HeadOption("head", 2, "initial head (0-based) or mean"),
+}, compute=lambda o: {}, fallback=fallback, check=check, accepts=lambda ex: None, build_data=build_data)

@@ -20,6 +20,7 @@ from .directive import register_directive, report
 class PreparedWidget(Protocol):
     name: str  # the widget kind, e.g. "heatmap"
     ident: str  # its element id
+    lazy: bool  # its page script loads only when a widget of the kind nears the viewport
 
 
 WidgetPrepare = Callable[[str, str, Callable[[str, "int | None"], None], int], "PreparedWidget | None"]
@@ -40,7 +41,8 @@ def widget_plugin(md: MarkdownIt, *, prepare: WidgetPrepare, render: Callable[[A
             token.meta["widget"] = block
             if block is not None:
                 context.scratch["widget_count"] = number
-                context.facts.features.update(("widgets", f"widget-{block.name}"))
+                kind = f"lazy-widget-{block.name}" if block.lazy else f"widget-{block.name}"
+                context.facts.features.update(("widgets", kind))
                 context.facts.extra_ids.add(block.ident)
                 context.facts.files.update(getattr(block, "files", {}))
 

@@ -31,6 +31,10 @@ class WidgetBlock:
     def name(self) -> str:
         return self.widget.name
 
+    @property
+    def lazy(self) -> bool:
+        return self.widget.lazy
+
 
 def _option_lines(content: str) -> dict[str, tuple[int, int, list[int]]]:
     """key -> (0-based line of the key, line of the value, lines of list items) from the YAML body."""

@@ -85,7 +85,9 @@ def _check_range(o: dict, run: real_model.SentenceRun) -> None:
 
 
 def _view_matrix(run: real_model.SentenceRun, layer: int, head: int | str) -> list[list[int]]:
-    return run.mean_matrix(layer) if head == "mean" else run.matrix(layer, head)
+    """The lower triangle, row i with its i + 1 visible percentages (the rest is the masked future)."""
+    full = run.mean_matrix(layer) if head == "mean" else run.matrix(layer, head)
+    return [row[: i + 1] for i, row in enumerate(full)]
 
 
 def build_data(o: dict, build: Any) -> tuple[dict, dict[str, bytes]]:
@@ -94,10 +96,12 @@ def build_data(o: dict, build: Any) -> tuple[dict, dict[str, bytes]]:
     first = runs[ids[0]]
     _check_range(o, first)
     sentences = []
-    for ident in ids:
+    for n, ident in enumerate(ids):
         s, run = get_sentence(ident), runs[ident]
+        # the first view's numbers only (the explorer shows one sentence first; the rest load with the full data)
+        shown = o["view"] != "explorer" or n == 0
         sentences.append({"id": ident, "title": s.title, "text": s.text, "note": s.note, "tokens": run.tokens,
-                          "matrix": _view_matrix(run, o["layer"], o["head"])})
+                          "matrix": _view_matrix(run, o["layer"], o["head"]) if shown else None})
     full = {i: {"percents": runs[i].packed_base64(), "mean": runs[i].packed_mean_base64()} for i in ids}
     payload = json.dumps(full, separators=(",", ":"), sort_keys=True)
     key = real_model.digest_of(payload.encode())
@@ -144,7 +148,7 @@ def _gallery_entry(entry: real_model.GalleryEntry, run: real_model.SentenceRun) 
     name, what = PATTERN_LABELS[entry.pattern]
     return {"pattern": entry.pattern, "name": name, "what": what, "layer": entry.layer, "head": entry.head,
             "score": entry.score, "median": entry.median, "runner_up": list(entry.runner_up),
-            "matrix": run.matrix(entry.layer, entry.head)}
+            "matrix": [row[: i + 1] for i, row in enumerate(run.matrix(entry.layer, entry.head))]}
 
 
 # ------------------------------------------------------------------------------------------ fallback
@@ -160,7 +164,7 @@ def percent_table(tokens: list[str], matrix: list[list[int]], caption: str) -> s
     head = "".join(f'<th scope="col">{escapeHtml(t)}</th>' for t in tokens)
     rows = []
     for i, (tok, row) in enumerate(zip(tokens, matrix)):
-        cells = "".join("<td>—</td>" if j > i else _cell(w) for j, w in enumerate(row))
+        cells = "".join(_cell(w) for w in row[: i + 1]) + "<td>—</td>" * (len(tokens) - i - 1)
         rows.append(f'<tr><th scope="row">{escapeHtml(tok)}</th>{cells}</tr>')
     return (f'<div class="heat-scroll"><table class="heat-table heat-static heat-long"><caption>{escapeHtml(caption)}</caption>'
             f'<thead><tr><th scope="col"><span class="visually-hidden">Query ＼ Key</span></th>{head}</tr></thead>'
@@ -189,7 +193,8 @@ def fallback(d: dict) -> str:
         parts.append(f'<p class="widget-caption">{escapeHtml(label)}：两句的前 {c["shared_prefix"]} 个 token 相同，'
                      f'其中 {len(c["identical_rows"])} 行的注意力逐格相同；{escapeHtml(compare_sentence(d))}。</p>')
     for s in d["sentences"]:
-        parts.append(percent_table(s["tokens"], s["matrix"], f"{s['title']}：{label}（%，真实模型）"))
+        if s["matrix"] is not None:
+            parts.append(percent_table(s["tokens"], s["matrix"], f"{s['title']}：{label}（%，真实模型）"))
     return "".join(parts) + note_html(d["sentences"][0]["note"])
 
 
@@ -199,4 +204,4 @@ WIDGET = Widget("model-attention", "真实模型的注意力：SmolLM2-135M", {
                                  "sentence ids (attention_core/models/sentences.py)"),
     "layer": Option("integer", 4, "initial layer (0-based)", minimum=0),
     "head": HeadOption("head", 2, "initial head (0-based) or mean"),
-}, compute=lambda o: {}, fallback=fallback, check=check, accepts=lambda ex: None, build_data=build_data)
+}, compute=lambda o: {}, fallback=fallback, check=check, accepts=lambda ex: None, build_data=build_data, lazy=True)

@@ -22,10 +22,16 @@ def run(sentence_id: str) -> real_model.SentenceRun:
 
 
 def widgets(page):
+    """The three model-attention widgets of module 05, mounted. Their script loads only when one nears the
+    viewport (theme/js/site/lazy-widgets.js): not with the page."""
     page.goto(page.base + MODULE)
-    roots = page.locator('.widget[data-widget="model-attention"][data-ready="true"]')
-    roots.first.wait_for()
+    page.wait_for_load_state("load")
+    assert not [u for u in page.watch.requests if "widget-model-attention.js" in u]
+    roots = page.locator('.widget[data-widget="model-attention"]')
     assert roots.count() == 3  # compare, explorer, gallery
+    roots.first.scroll_into_view_if_needed()
+    page.locator('.widget[data-widget="model-attention"][data-ready="true"]').first.wait_for()
+    assert page.locator('.widget[data-widget="model-attention"][data-ready="true"]').count() == 3
     return [roots.nth(i).locator(".widget-body") for i in range(3)]
 
 

@@ -70,8 +70,9 @@ function grid(tokens, matrix, { label, readout, onRow, rowMark }) {
   const table = h("table", { class: "heat-table heat-grid heat-long ma-grid", role: "grid", "aria-label": label },
     h("thead", {}, h("tr", {}, h("th", { scope: "col" }, h("span", { class: "visually-hidden" }, "Query ＼ Key")),
       tokens.map((t) => h("th", { scope: "col" }, t)))),
-    h("tbody", {}, tokens.map((t, i) => h("tr", { "data-row": i }, rowHeads[i], matrix[i].map((w, j) => {
-      const off = j > i;
+    h("tbody", {}, tokens.map((t, i) => h("tr", { "data-row": i }, rowHeads[i], tokens.map((_, j) => {
+      const off = j > i; // rows may carry only their i + 1 visible entries (the page's first view)
+      const w = off ? 0 : matrix[i][j];
       const cell = h("td", { role: "gridcell", class: `heat-cell${off ? " is-masked" : ""}`, tabindex: "-1",
         "data-row": i, "data-col": j, "aria-label": describe(i, j) }, off ? "—" : String(w));
       if (!off) shade(cell, w / 100);
@@ -130,10 +131,11 @@ function layerHeadControls(data, load, status, onChange) {
     }
   }
   layerInput.addEventListener("input", () => { layer = +layerInput.value; update(); });
+  const reload = () => update();
   const el = h("div", { class: "widget-controls ma-controls" },
     h("label", { class: "ma-layer-label" }, h("span", { class: "widget-label" }, "层"), layerInput, layerValue),
     headButtons.el);
-  return { el, get: () => [layer, head] };
+  return { el, get: () => [layer, head], reload };
 }
 
 function bars(tokens, row, i) {
@@ -155,7 +157,14 @@ function explorer(root, body, data, load) {
   const rowWrap = h("div", { class: "ma-row-view" });
   const noteEl = note("");
   const sentences = choiceButtons(data.sentences.map((s) => s.title), {
-    label: "选择句子", onSelect: (i) => { sentence = i; query = null; draw(); } });
+    label: "选择句子",
+    onSelect: (i) => {
+      sentence = i;
+      query = null;
+      if (matrices[i]) draw();
+      else controls.reload(); // only the first sentence's numbers are in the page
+    },
+  });
   const controls = layerHeadControls(data, load, status, (l, hd, full) => {
     [layer, head] = [l, hd];
     matrices = data.sentences.map((s) => unpack(full[s.id], s.tokens.length, data.heads, l, hd));

@@ -16,7 +16,7 @@ from typing import Any
 
 from markdown_it.common.utils import escapeHtml
 
-from attention_core.models.sentences import SENTENCES, get_sentence
+from attention_core.models.sentences import SENTENCES, Sentence, get_sentence
 
 from .. import real_model
 from ..bundle import browser_data_script
@@ -34,15 +34,33 @@ PATTERN_LABELS = {  # pattern → (Chinese name, what the score measures)
 GALLERY_SENTENCE = "repeat-name"
 
 
-def _sentence_ids(name: str, value: Any) -> list[str]:
+def _sentence_ids(name: str, value: Any) -> list[str | Sentence]:
+    """Sentence ids of attention_core/models/sentences.py, or an author's own: `{text: …, title: …}` (English)."""
     if not isinstance(value, list) or not value:
-        raise OptionError(f"option '{name}' must be a non-empty list of sentence ids ({', '.join(SENTENCES)})")
+        raise OptionError(f"option '{name}' must be a non-empty list of sentence ids ({', '.join(SENTENCES)}) "
+                          "or {text: …, title: …} items")
+    out: list[str | Sentence] = []
     for i, item in enumerate(value):
-        if not isinstance(item, str) or item not in SENTENCES:
+        if isinstance(item, dict):
+            text, title = item.get("text"), item.get("title")
+            unknown = sorted(set(item) - {"text", "title"})
+            if unknown or not isinstance(text, str) or (title is not None and not isinstance(title, str)):
+                raise OptionError(f"option '{name}': a sentence of your own is {{text: …, title: …}} with text "
+                                  f"(and an optional title), got {item!r}", item=i)
+            out.append(Sentence(f"custom-{i + 1}", title or text.strip()[:16] or "（空）", text,
+                                "作者给出的句子：真实模型 SmolLM2-135M 在构建时算出的注意力。"))
+        elif isinstance(item, str) and item in SENTENCES:
+            out.append(item)
+        else:
             raise OptionError(f"option '{name}': unknown sentence id {item!r} (known: {', '.join(SENTENCES)})", item=i)
-    if len(set(value)) != len(value):
+    ids = [x if isinstance(x, str) else x.id for x in out]
+    if len(set(ids)) != len(ids):
         raise OptionError(f"option '{name}' lists a sentence twice")
-    return value
+    return out
+
+
+def _spec(item: str | Sentence) -> Sentence:
+    return item if isinstance(item, Sentence) else get_sentence(item)
 
 
 class SentencesOption(Option):
@@ -66,11 +84,12 @@ def check(o: dict) -> list[tuple[str, str]]:
     return problems
 
 
-def _run(build: Any, sentence_id: str) -> real_model.SentenceRun:
+def _run(build: Any, item: str | Sentence) -> real_model.SentenceRun:
+    spec = _spec(item)
     try:
-        return real_model.sentence_run(build, get_sentence(sentence_id).text)
+        return real_model.sentence_run(build, spec.text)
     except real_model.ModelInputError as exc:
-        raise WidgetDataError(f"sentence '{sentence_id}': {exc}", "sentences") from exc
+        raise WidgetDataError(f"sentence '{spec.id}': {exc}", "sentences") from exc
     except ModelWeightsError as exc:
         raise WidgetDataError(f"the model SmolLM2-135M is not available: {exc}") from exc
 
@@ -91,13 +110,15 @@ def _view_matrix(run: real_model.SentenceRun, layer: int, head: int | str) -> li
 
 
 def build_data(o: dict, build: Any) -> tuple[dict, dict[str, bytes]]:
-    ids = o["sentences"] if o["view"] != "gallery" else [GALLERY_SENTENCE]
-    runs = {i: _run(build, i) for i in ids}
+    items = o["sentences"] if o["view"] != "gallery" else [GALLERY_SENTENCE]
+    specs = [_spec(item) for item in items]
+    ids = [spec.id for spec in specs]
+    runs = {spec.id: _run(build, spec) for spec in specs}
     first = runs[ids[0]]
     _check_range(o, first)
     sentences = []
-    for n, ident in enumerate(ids):
-        s, run = get_sentence(ident), runs[ident]
+    for n, (ident, s) in enumerate(zip(ids, specs)):
+        run = runs[ident]
         # the first view's numbers only (the explorer shows one sentence first; the rest load with the full data)
         shown = o["view"] != "explorer" or n == 0
         sentences.append({"id": ident, "title": s.title, "text": s.text, "note": s.note, "tokens": run.tokens,
@@ -108,13 +129,13 @@ def build_data(o: dict, build: Any) -> tuple[dict, dict[str, bytes]]:
     data = {"view": o["view"], "layers": first.n_layers, "heads": first.n_heads, "layer": o["layer"],
             "head": o["head"], "sentences": sentences, "data": f"assets/model/attention-{key}.js", "key": key}
     if o["view"] == "compare":
-        data["compare"] = _compare_facts(sentences)
+        data["compare"] = _compare_facts(sentences, specs)
     if o["view"] == "gallery":
         data["gallery"] = [_gallery_entry(e, runs[GALLERY_SENTENCE]) for e in real_model.head_gallery(build)]
     return data, {f"assets/model/attention-{key}.js": browser_data_script("modelAttention", f"d{key}", payload)}
 
 
-def _compare_facts(sentences: list[dict]) -> dict:
+def _compare_facts(sentences: list[dict], specs: list[Sentence]) -> dict:
     """Which rows of the two sentences are the same token by token, where they part, and each sentence's focus
     row over its candidate tokens (the numbers the lesson reads: tired → animal / street)."""
     a, b = sentences
@@ -123,8 +144,7 @@ def _compare_facts(sentences: list[dict]) -> dict:
         same += 1
     identical_rows = [i for i in range(same) if a["matrix"][i][: i + 1] == b["matrix"][i][: i + 1]]
     focus = []
-    for s in sentences:
-        spec = get_sentence(s["id"])
+    for s, spec in zip(sentences, specs):
         if spec.focus is None or spec.focus not in s["tokens"]:
             focus.append(None)
             continue
@@ -147,8 +167,8 @@ def compare_sentence(d: dict) -> str:
 def _gallery_entry(entry: real_model.GalleryEntry, run: real_model.SentenceRun) -> dict:
     name, what = PATTERN_LABELS[entry.pattern]
     return {"pattern": entry.pattern, "name": name, "what": what, "layer": entry.layer, "head": entry.head,
-            "score": entry.score, "median": entry.median, "runner_up": list(entry.runner_up),
-            "matrix": [row[: i + 1] for i, row in enumerate(run.matrix(entry.layer, entry.head))]}
+            "score": entry.score, "median": entry.median, "runner_up": list(entry.runner_up)}
+    # the head's pattern on the sentence is drawn from the full data (loaded when the widget mounts)
 
 
 # ------------------------------------------------------------------------------------------ fallback
@@ -164,7 +184,8 @@ def percent_table(tokens: list[str], matrix: list[list[int]], caption: str) -> s
     head = "".join(f'<th scope="col">{escapeHtml(t)}</th>' for t in tokens)
     rows = []
     for i, (tok, row) in enumerate(zip(tokens, matrix)):
-        cells = "".join(_cell(w) for w in row[: i + 1]) + "<td>—</td>" * (len(tokens) - i - 1)
+        rest = len(tokens) - i - 1  # the masked future: one empty cell across it (a cell without a weight is masked)
+        cells = "".join(_cell(w) for w in row[: i + 1]) + (f'<td colspan="{rest}"></td>' if rest else "")
         rows.append(f'<tr><th scope="row">{escapeHtml(tok)}</th>{cells}</tr>')
     return (f'<div class="heat-scroll"><table class="heat-table heat-static heat-long"><caption>{escapeHtml(caption)}</caption>'
             f'<thead><tr><th scope="col"><span class="visually-hidden">Query ＼ Key</span></th>{head}</tr></thead>'
@@ -187,6 +208,10 @@ def fallback(d: dict) -> str:
                 '（得分 0–1，越高越专一）</caption><thead><tr><th scope="col">模式</th><th scope="col">最佳头</th>'
                 '<th scope="col">得分</th><th scope="col">全部头的中位数</th><th scope="col">怎么算</th></tr></thead>'
                 f'<tbody>{rows}</tbody></table></div>' + note_html(s["note"]))
+    if d["view"] == "explorer":  # the compare view above already shows this sentence's first view as a table
+        s = d["sentences"][0]
+        return (f'<p class="widget-caption">{escapeHtml(s["text"])}（{escapeHtml(label)}）：启用 JavaScript 后，'
+                f'可以在这里切换句子、层和头，逐格查看真实模型的注意力。</p>' + note_html(s["note"]))
     parts = []
     if d["view"] == "compare":
         c = d["compare"]

@@ -103,6 +103,7 @@ def test_explorer_sentence_layer_head_average_row_bars_and_keyboard(page):
 def test_gallery_shows_the_best_head_of_each_pattern(page):
     _, _, gallery = widgets(page)
     cards = gallery.locator(".ma-card")
+    cards.nth(3).wait_for()  # drawn once the full data has loaded
     assert cards.count() == 4
     for entry, card in zip(real_model.head_gallery(OPTIONS), [cards.nth(i) for i in range(4)]):
         assert f"第 {entry.layer} 层 · 头 {entry.head}" in card.inner_text()

@@ -222,21 +222,30 @@ function compare(root, body, data, load) {
   draw();
 }
 
-function gallery(root, body, data) {
+function gallery(root, body, data, load) {
   const s = data.sentences[0];
   const readout = h("p", { class: "heat-readout", "aria-live": "polite" }, HINT);
-  const cards = data.gallery.map((g) => h("figure", { class: "ma-card" },
-    h("figcaption", {}, h("strong", {}, g.name), ` · 第 ${g.layer} 层 · 头 ${g.head}`),
-    h("p", { class: "widget-caption" }, `得分 ${g.score.toFixed(2)}（全部 ${data.layers * data.heads} 个头的中位数 ${g.median.toFixed(2)}）：${g.what}`),
-    h("div", { class: "heat-scroll" }, grid(s.tokens, g.matrix, { label: `${g.name}：第 ${g.layer} 层头 ${g.head} 在例句上的注意力（%）`, readout }).table)));
-  body.replaceChildren(h("p", { class: "widget-caption" }, `例句：${s.text}`), h("div", { class: "ma-cards" }, cards),
-    readout, note(s.note));
+  const status = liveRegion("widget-caption ma-status");
+  body.prepend(status);
+  status.textContent = "正在加载例句的注意力数据…";
+  load().then((full) => {
+    const cards = data.gallery.map((g) => h("figure", { class: "ma-card" },
+      h("figcaption", {}, h("strong", {}, g.name), ` · 第 ${g.layer} 层 · 头 ${g.head}`),
+      h("p", { class: "widget-caption" }, `得分 ${g.score.toFixed(2)}（全部 ${data.layers * data.heads} 个头的中位数 ${g.median.toFixed(2)}）：${g.what}`),
+      h("div", { class: "heat-scroll" }, grid(s.tokens, unpack(full[s.id], s.tokens.length, data.heads, g.layer, g.head),
+        { label: `${g.name}：第 ${g.layer} 层头 ${g.head} 在例句上的注意力（%）`, readout }).table)));
+    body.replaceChildren(h("p", { class: "widget-caption" }, `例句：${s.text}`), h("div", { class: "ma-cards" }, cards),
+      readout, note(s.note));
+  }).catch((err) => {
+    status.textContent = "数据加载失败，请刷新页面重试。";
+    console.warn("model-attention:", err); // eslint-disable-line no-console
+  });
 }
 
 export function mount(root, data) {
   const body = root.querySelector(".widget-body");
   const load = loader(data);
   if (data.view === "compare") compare(root, body, data, load);
-  else if (data.view === "gallery") gallery(root, body, data);
+  else if (data.view === "gallery") gallery(root, body, data, load);
   else explorer(root, body, data, load);
 }

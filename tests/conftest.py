@@ -1,6 +1,7 @@
 """Shared fixtures: project paths and a helper that builds a site from a content folder."""
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -19,6 +20,9 @@ from builder.pipeline import build_site  # noqa: E402
 TEST_CACHE = ROOT / ".test-cache"
 """The tests' own persistent build cache (downloads, typeset formulas, the Python runtime's compiled files): never the
 developer's .cache, so a test can neither use nor spoil what `make site` made."""
+# Every build a test makes, whatever its cache folder, finds the real model (and its cached results) here: one
+# download per machine (builder/real_model.py). Spawned worker processes inherit it.
+os.environ.setdefault("COURSE_MODEL_DIR", str(TEST_CACHE / "models"))
 
 
 def build(content_dir: Path, out_dir: Path, *, python_runtime: bool = False, cache_dir: Path | None = None) -> BuildResult:

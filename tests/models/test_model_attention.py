@@ -124,10 +124,11 @@ def test_an_empty_or_too_long_sentence_is_a_build_error() -> None:
         real_model.sentence_run(OPTIONS, "word " * 200)
 
 
-def test_a_tampered_model_file_is_a_build_error_at_the_widget(tmp_path) -> None:
+def test_a_tampered_model_file_is_a_build_error_at_the_widget(tmp_path, monkeypatch) -> None:
     models = tmp_path / "models"
     models.mkdir()
     (models / "SmolLM2-135M-Instruct.Q4_1.gguf").write_bytes(b"not a model")
+    monkeypatch.setenv(real_model.MODEL_DIR_ENV, str(models))
     html, problems, _ = render_page("```{widget} model-attention\nsentences: [capitals]\n```\n", cache_dir=tmp_path)
     assert len(problems) == 1 and problems[0].startswith("content/test.md:1: the model SmolLM2-135M is not available: ")
     assert "sha256" in problems[0] and problems[0].endswith("[widget]") and "widget-data" not in html

@@ -14,6 +14,7 @@ from __future__ import annotations
 import time
 from functools import partial
 from pathlib import Path
+
 from markdown_it import MarkdownIt
 
 from . import assets, checks, output, page_cache, pages, search_index

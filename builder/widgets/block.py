@@ -119,5 +119,5 @@ def render_widget(block: WidgetBlock) -> str:
             f'aria-labelledby="{ident}-title">'
             f'<p class="widget-title" id="{ident}-title"><span class="widget-kicker">交互演示</span>{escapeHtml(w.title)}</p>'
             f'<div class="widget-body">{w.fallback(block.data)}</div>'
-            f'<script type="application/json" class="widget-data">{embed_json(block.data)}</script>'
+            f'<script type="application/json" class="widget-data">{embed_json(w.embed(block.data) if w.embed else block.data)}</script>'
             "</div>\n")

@@ -196,6 +196,27 @@ def head_label(layer: int, head: int | str) -> str:
     return f"第 {layer} 层 · {'各头平均' if head == 'mean' else f'头 {head}'}"
 
 
+def controls_placeholder(d: dict) -> str:
+    """The layer and head controls as the live view draws them, disabled: the static view takes the height the
+    live one will have, so nothing below moves when the widget's script arrives (a reader may jump right here)."""
+    def button(label: str, pressed: bool) -> str:
+        return f'<button class="seg-btn" disabled{" aria-pressed=true" if pressed else ""}>{label}</button>'
+
+    heads = "".join(button(f"头 {h}", h == d["head"]) for h in range(d["heads"]))
+    mean = button("平均", d["head"] == "mean")
+    return (f'<div class="widget-controls ma-controls ma-placeholder" aria-hidden="true"><label class="ma-layer-label">'
+            f'<span class="widget-label">层</span><input type="range" class="ma-layer" disabled min="0" '
+            f'max="{d["layers"] - 1}" value="{d["layer"]}"><output class="ma-layer-value">{d["layer"]}</output></label>'
+            f'<div class="seg">{heads}{mean}</div></div>')
+
+
+def embedded(d: dict) -> dict:
+    """The compare view's first matrices are in its fallback tables already: the live view reads them there."""
+    if d["view"] != "compare":
+        return d
+    return {**d, "sentences": [{**s, "matrix": None} for s in d["sentences"]]}
+
+
 def fallback(d: dict) -> str:
     label = head_label(d["layer"], d["head"])
     if d["view"] == "gallery":
@@ -215,6 +236,7 @@ def fallback(d: dict) -> str:
     parts = []
     if d["view"] == "compare":
         c = d["compare"]
+        parts.append(controls_placeholder(d))
         parts.append(f'<p class="widget-caption">{escapeHtml(label)}：两句的前 {c["shared_prefix"]} 个 token 相同，'
                      f'其中 {len(c["identical_rows"])} 行的注意力逐格相同；{escapeHtml(compare_sentence(d))}。</p>')
     for s in d["sentences"]:
@@ -229,4 +251,4 @@ WIDGET = Widget("model-attention", "真实模型的注意力：SmolLM2-135M", {
                                  "sentence ids (attention_core/models/sentences.py)"),
     "layer": Option("integer", 4, "initial layer (0-based)", minimum=0),
     "head": HeadOption("head", 2, "initial head (0-based) or mean"),
-}, compute=lambda o: {}, fallback=fallback, check=check, accepts=lambda ex: None, build_data=build_data, lazy=True)
+}, compute=lambda o: {}, fallback=fallback, check=check, accepts=lambda ex: None, build_data=build_data, lazy=True, embed=embedded)

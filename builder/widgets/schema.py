@@ -122,6 +122,7 @@ class Widget:
     accepts: Callable[[Example], str | None] = field(default=needs_single_head)
     build_data: BuildData | None = None  # instead of `compute`: data that needs the build (a real model, cached)
     lazy: bool = False  # its page script loads when one of its widgets nears the viewport (heavy, far down a page)
+    embed: Callable[[dict], dict] | None = None  # the data as embedded, if less is needed than the fallback shows
 
     def defaults(self) -> dict[str, Any]:
         return {k: opt.default for k, opt in self.options.items()}

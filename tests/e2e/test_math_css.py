@@ -56,6 +56,10 @@ def test_subset_fonts_draw_every_formula_pixel_for_pixel_like_katex_fonts(browse
         page = context.new_page()
         page.goto(http_base + "module-05-attention.html")
         page.evaluate("document.fonts.ready")
+        # lazy widget kinds mount when they near the viewport: let them, so no formula moves while it is captured
+        for lazy in page.locator('.widget[data-widget="model-attention"]').all():
+            lazy.scroll_into_view_if_needed()
+        page.wait_for_function("[...document.querySelectorAll('.widget[data-widget]')].every((w) => w.dataset.ready)")
         formulas = page.locator(".math-display")
         assert formulas.count() >= 5
         shots.append([formulas.nth(i).screenshot(animations="disabled") for i in range(formulas.count())]

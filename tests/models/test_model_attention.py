@@ -42,6 +42,14 @@ def test_largest_remainder_rows_sum_to_exactly_100_and_stay_close() -> None:
 def test_the_compare_view_holds_what_the_lesson_says() -> None:
     data, files, html = widget("view: compare\nsentences: [animal-tired, animal-wide]\nlayer: 4\nhead: 2\n")
     tired, wide = data["sentences"]
+    # the page carries the first matrices once, in the fallback tables (the live view reads them there)
+    assert tired["matrix"] is None and wide["matrix"] is None
+    for s in (tired, wide):
+        run = real_model.sentence_run(OPTIONS, s["text"])
+        s["matrix"] = [row[: i + 1] for i, row in enumerate(run.matrix(4, 2))]
+        table = re.search(r"<caption>" + re.escape(s["title"]) + r"：.*?</table>", html, re.S).group(0)
+        assert [[int(x) for x in re.findall(r">(\d+)</td>", r)] for r in re.findall(r"<tr><th scope=\"row\">.*?</tr>", table)] \
+            == s["matrix"]
     it = tired["tokens"].index(" it")
     facts = data["compare"]
     # a causal model: every row before the sentences part is the same in both, the it row included

@@ -188,13 +188,21 @@ function explorer(root, body, data, load) {
   draw();
 }
 
+/** The rows of a fallback table (the build's static heatmap): each row's visible percentages. */
+function readTable(table) {
+  return [...table.tBodies[0].rows].map((row) => [...row.cells].slice(1)
+    .filter((cell) => !cell.colSpan || cell.colSpan === 1).filter((cell) => cell.textContent !== "—")
+    .map((cell) => Number(cell.textContent)));
+}
+
 function compare(root, body, data, load) {
   const facts = data.compare;
+  const fallbackTables = [...body.querySelectorAll("table")];
   const status = liveRegion("widget-caption ma-status");
   const readout = h("p", { class: "heat-readout", "aria-live": "polite" }, CELL_HINT);
   const summary = h("p", { class: "widget-caption ma-summary" });
   const pair = h("div", { class: "ma-pair" });
-  let matrices = data.sentences.map((s) => s.matrix);
+  let matrices = data.sentences.map((s, k) => s.matrix || readTable(fallbackTables[k])); // the first view's numbers
   let [layer, head] = [data.layer, data.head];
   const controls = layerHeadControls(data, load, status, (l, hd, full) => {
     [layer, head] = [l, hd];

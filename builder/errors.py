@@ -40,6 +40,11 @@ class Code(str, enum.Enum):
     """Malformed quiz."""
     TEMPLATE = "template"
     """A theme template failed to render."""
+    HTML = "html"
+    """Raw HTML breaks the policy: a script, an event handler, a `javascript:` URL, an element or attribute
+    outside the allowlist, or a resource loaded from outside the site (docs/authoring.md)."""
+    IMAGE = "image"
+    """A Markdown image is missing, is not a local file inside content/, or points outside the site."""
     ASSET = "asset"
     """A front-end asset could not be built or copied."""
 

@@ -48,6 +48,7 @@ def build_site(options: BuildOptions | None = None) -> BuildResult:
 
     files = dict(build_assets(options, problems))  # a copy: the cached dict is shared with later builds
     if not problems:
+        files.update(assets.page_image_files(built))
         files.update(search_index_stage(options, built))  # before the pages: they link it with its hash
         files.update(katex_assets(options, files, built))
         files.update(pages_stage(options, site, built, assets.asset_urls(files), problems))

@@ -1,21 +1,27 @@
 """Math syntax: `$…$`, `$$…$$` and bare amsmath environments, typeset at build time.
 
-Parsing is mdit-py-plugins' dollarmath + amsmath. This plugin records every formula with its source line
+Parsing is mdit-py-plugins' dollarmath + amsmath. Inline `$` follows Pandoc's rule (dollarmath's
+`allow_space=False, allow_digits=False`): an opening `$` has a non-space right after it, a closing one a
+non-space right before it and no digit right after it, so `Pay $5 or more, in $USD` and `$HOME and $PATH` stay
+text. A `$$` left in the text (an unterminated display formula) is an error. This plugin records every formula with its source line
 in the page facts (`PageFacts.formulas`: the math stage typesets the whole site's at once, de-duplicated and
 cached) and renders each from `ParseContext.math_html`, which that stage fills.
 """
 from __future__ import annotations
 
+import re
 from typing import Any, Sequence
 
 from markdown_it import MarkdownIt
 from markdown_it.common.utils import escapeHtml
 from markdown_it.token import Token
 
+from ..errors import Code
 from ..model import Formula, parse_context
 from mdit_py_plugins.amsmath import amsmath_plugin
 from mdit_py_plugins.dollarmath import dollarmath_plugin
 
+UNESCAPED_DOUBLE = re.compile(r"(?<!\\)\$\$")
 BLOCK_TYPES = {"math_block": True, "math_block_label": True, "amsmath": True}
 INLINE_TYPES = {"math_inline": False, "math_inline_double": True}
 
@@ -25,11 +31,12 @@ def formula_key(tex: str, display: bool) -> Formula:
 
 
 def math_plugin(md: MarkdownIt) -> None:
-    dollarmath_plugin(md, allow_labels=False, allow_space=True, allow_digits=False, double_inline=True)
+    dollarmath_plugin(md, allow_labels=False, allow_space=False, allow_digits=False, double_inline=True)
     amsmath_plugin(md)
 
     def collect(state: Any) -> None:
-        formulas = parse_context(state.env).facts.formulas
+        context = parse_context(state.env)
+        formulas = context.facts.formulas
         for token in state.tokens:
             if token.type in BLOCK_TYPES:
                 formulas.append((formula_key(token.content, True), token.map[0] if token.map else 0))
@@ -40,6 +47,10 @@ def math_plugin(md: MarkdownIt) -> None:
                         line += 1
                     elif child.type in INLINE_TYPES:
                         formulas.append((formula_key(child.content, INLINE_TYPES[child.type]), line))
+                    elif child.type == "text" and "$$" in child.content and UNESCAPED_DOUBLE.search(token.content):
+                        context.problems.add(Code.MATH, context.rel, context.line_offset + line + 1,
+                                             "unterminated `$$`: a display formula needs a closing `$$` "
+                                             "(write `\\$` for a literal dollar sign)")
                     line += child.content.count("\n") if child.type in INLINE_TYPES else 0
 
     md.core.ruler.push("collect_math", collect)

@@ -57,6 +57,9 @@ def main(argv: list[str] | None = None) -> int:
         n = len(failed.problems)
         print(f"build failed: {n} problem{'s' if n != 1 else ''}; {options.out_dir} left unchanged", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:  # Ctrl-C: one line; the output stage removes its temporary folder itself
+        print(f"build interrupted; {options.out_dir} left unchanged", file=sys.stderr)
+        return 130
     print(result.summary())
     if args.zip:
         from .zipsite import ZIP_NAME, zip_site

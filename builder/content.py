@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import errno
 import re
 from pathlib import Path
 from typing import Any, Callable
@@ -59,8 +60,8 @@ PLANNED_SCHEMA: dict[str, tuple[Callable[[Any], bool], str]] = {
 
 
 def rel_path(path: Path, root: Path) -> str:
-    try:
-        return str(path.resolve().relative_to(root.resolve()))
+    try:  # the folder resolved, not the file: a page may be a (broken, looping) symbolic link
+        return str((path.parent.resolve() / path.name).relative_to(root.resolve()))
     except ValueError:
         return str(path)
 
@@ -148,11 +149,35 @@ _loaded_pages: dict[tuple[str, str, str], SourcePage] = {}
 _LOADED_PAGES_LIMIT = 10_000
 
 
+def unreadable(path: Path) -> str | None:
+    """Why `path` (a `*.md` name in content/) is not a readable page file, or None."""
+    if path.is_symlink() and not path.exists():
+        try:
+            path.resolve(strict=True)
+        except RuntimeError:
+            return "a symbolic link that loops"
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                return "a symbolic link that loops"
+        return "a symbolic link to a file that does not exist"
+    if path.is_dir():
+        return "a folder, not a page file"
+    return None
+
+
 def load_page(path: Path, root: Path, problems: Problems) -> SourcePage | None:
+    """The page at `path`, or None with its problems reported: the one loader of the build and of the server."""
+    reason = unreadable(path)
+    if reason is not None:
+        problems.add(Code.FRONT_MATTER, rel_path(path, root), None, f"cannot read the page: it is {reason}")
+        return None
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
         problems.add(Code.FRONT_MATTER, rel_path(path, root), None, f"not valid UTF-8: {exc}")
+        return None
+    except OSError as exc:
+        problems.add(Code.FRONT_MATTER, rel_path(path, root), None, f"cannot read the page: {exc.strerror or exc}")
         return None
     memo_key = (str(path), str(root), text)
     known = _loaded_pages.get(memo_key)

@@ -45,6 +45,8 @@ class Code(str, enum.Enum):
     outside the allowlist, or a resource loaded from outside the site (docs/authoring.md)."""
     IMAGE = "image"
     """A Markdown image is missing, is not a local file inside content/, or points outside the site."""
+    OUTPUT = "output"
+    """The site could not be written (a full disk, no permission); the previous site is left as it was."""
     ASSET = "asset"
     """A front-end asset could not be built or copied."""
 

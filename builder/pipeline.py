@@ -181,6 +181,9 @@ def write(options: BuildOptions, files: dict[str, bytes], built: list[Page], pro
     except AssetError as exc:
         problems.add(Code.ASSET, exc.path, None, str(exc))
         raise BuildFailed(problems) from exc
+    except OSError as exc:  # a full disk, no permission: output.write_site has removed its temporary folder
+        problems.add(Code.OUTPUT, str(options.out_dir), None, f"cannot write the site: {exc.strerror or exc}")
+        raise BuildFailed(problems) from exc
 
 
 __all__ = ["build_site", "body_stages", "markdown_parser", "parse", "render_body", "typeset_math"]

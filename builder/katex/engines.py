@@ -65,6 +65,8 @@ class PykatexEngine:
                 out.append((render_formula(tex, display), None))
             except pykatex.ParseError as exc:
                 out.append((None, str(exc)))
+            except RecursionError:
+                out.append((None, "the formula is nested too deeply for KaTeX"))
         return out
 
 
@@ -76,6 +78,7 @@ function __courseRenderBatch(json) {
       return [katex.renderToString(tex, Object.assign({displayMode: display}, options)), null];
     } catch (e) {
       if (e instanceof katex.ParseError) return [null, String(e.message)];
+      if (e instanceof RangeError) return [null, "the formula is nested too deeply for KaTeX"];
       throw e;
     }
   }));

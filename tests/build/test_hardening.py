@@ -42,3 +42,68 @@ def test_every_page_has_a_csp_allowing_only_its_own_inline_scripts_by_hash(make_
         assert {s for s in script_src if s.startswith("'sha256-")} == hashes
         assert html.index("Content-Security-Policy") < html.index("<script")
     assert len(re.findall(r"<script>", (out / "page.html").read_text(encoding="utf-8"))) == 2  # fonts, toc
+
+
+# ------------------------------------------------------------------------------------------ point 5: no tracebacks
+
+import os  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+
+import pytest  # noqa: E402
+
+from tests.build.test_build_errors import GOOD_PAGE, assert_untouched, previous_site, problems_of, rel  # noqa: E402,F401
+
+
+@pytest.mark.parametrize("case", ["loop", "folder", "dangling"])
+def test_unreadable_page_files_are_reported_not_raised(make_content, previous_site, case):
+    make_content("page.md", GOOD_PAGE)
+    bad = make_content.dir / "bad.md"
+    if case == "loop":
+        os.symlink("bad.md", bad)
+    elif case == "folder":
+        (bad / "inner").mkdir(parents=True)
+    else:
+        os.symlink("nowhere.md", bad)
+    problems = problems_of(make_content.dir, previous_site)
+    reason = {"loop": "a symbolic link that loops", "folder": "a folder, not a page file",
+              "dangling": "a symbolic link to a file that does not exist"}[case]
+    assert problems == [f"{rel(make_content.dir, 'bad.md')}: cannot read the page: it is {reason} [front-matter]"]
+    assert_untouched(previous_site)
+
+
+def test_too_deeply_nested_formula_is_a_math_error(make_content, previous_site):
+    make_content("page.md", GOOD_PAGE + "\n$" + r"\frac{1}{" * 2000 + "x" + "}" * 2000 + "$\n")
+    problems = problems_of(make_content.dir, previous_site)
+    assert len(problems) == 1 and problems[0].startswith(f"{rel(make_content.dir, 'page.md')}:8: KaTeX cannot typeset")
+    assert problems[0].endswith("the formula is nested too deeply for KaTeX [math]")
+    assert_untouched(previous_site)
+
+
+def test_a_full_disk_is_reported_and_cleaned_up(make_content, previous_site, monkeypatch):
+    from builder import output
+
+    make_content("page.md", GOOD_PAGE)
+    real = output.Path.write_bytes
+
+    def full(self, data):
+        if self.name == "page.html":
+            raise OSError(28, "No space left on device")
+        return real(self, data)
+
+    monkeypatch.setattr(output.Path, "write_bytes", full)
+    problems = problems_of(make_content.dir, previous_site)
+    assert problems == [f"{previous_site}: cannot write the site: No space left on device [output]"]
+    assert_untouched(previous_site)
+
+
+def test_ctrl_c_prints_one_line_not_a_traceback(tmp_path, monkeypatch, capsys):
+    from builder import cli
+
+    def interrupted(options):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "build_site", interrupted)
+    assert cli.main(["--out", str(tmp_path / "site"), "--no-cache"]) == 130
+    err = capsys.readouterr().err
+    assert err == f"build interrupted; {tmp_path / 'site'} left unchanged\n"

@@ -267,6 +267,7 @@ class BuildResult:
     seconds: float
     out_dir: Path
     files: dict[str, bytes] = field(default_factory=dict)
+    warnings: list[Any] = field(default_factory=list)  # errors.Problem with warning=True, printed by the CLI
 
     def summary(self) -> str:
         return (f"built {self.pages} pages, {self.formulas} formulas ({self.formulas_rendered} typeset, rest cached) "

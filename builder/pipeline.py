@@ -58,7 +58,7 @@ def build_site(options: BuildOptions | None = None) -> BuildResult:
     write(options, files, built, problems)
     return BuildResult(pages=len(built), formulas=sum(len(p.facts.formulas) for p in built),
                        formulas_rendered=n_fresh, seconds=time.perf_counter() - started, out_dir=options.out_dir,
-                       files=files)
+                       files=files, warnings=problems.warnings)
 
 
 # ------------------------------------------------------------------------------------------ load

@@ -107,3 +107,40 @@ def test_ctrl_c_prints_one_line_not_a_traceback(tmp_path, monkeypatch, capsys):
     assert cli.main(["--out", str(tmp_path / "site"), "--no-cache"]) == 130
     err = capsys.readouterr().err
     assert err == f"build interrupted; {tmp_path / 'site'} left unchanged\n"
+
+
+# ------------------------------------------------------------------------------------------ point 6: one cause, once
+
+
+def test_a_bad_page_is_not_reported_again_as_a_dead_neighbour(make_content, previous_site):
+    make_content("a.md", "---\ntitle: A\nslug: a\nmodule: 一\nkind: module\nnext: b\n---\n正文\n")
+    make_content("b.md", "---\ntitle: B\nslug: b\nprev: a\n---\n正文\n")
+    assert problems_of(make_content.dir, previous_site) == [
+        f"{rel(make_content.dir, 'a.md')}:4: front-matter key 'module' must be a non-negative integer, got '一' [front-matter]"]
+    assert_untouched(previous_site)
+
+
+def test_a_broken_site_yml_is_reported_once(make_content, previous_site):
+    make_content("site.yml", "series: [s\ntitle: t\n")
+    make_content("b.md", "---\ntitle: B\nslug: b\nprev: coming\nnext: coming\n---\n正文\n")
+    problems = problems_of(make_content.dir, previous_site)
+    assert len(problems) == 1 and problems[0].startswith(f"{rel(make_content.dir, 'site.yml')}:2: invalid YAML")
+    assert_untouched(previous_site)
+
+
+def test_a_byte_order_mark_before_the_front_matter_is_accepted(make_content, tmp_path):
+    make_content("page.md", "\ufeff" + GOOD_PAGE)
+    build(make_content.dir, tmp_path / "site", cache_dir=None)
+    assert "<h1" in (tmp_path / "site" / "page.html").read_text(encoding="utf-8")
+
+
+def test_warnings_are_printed_and_the_build_succeeds(make_content, tmp_path):
+    make_content("page.md", "---\ntitle: 页面\nslug: page\n---\n## 小结\n\n## 小结\n")
+    out = tmp_path / "site"
+    run = subprocess.run([sys.executable, "build.py", "--content", str(make_content.dir), "--out", str(out),
+                          "--no-cache", "--no-python"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert run.stderr.splitlines() == [
+        f"{rel(make_content.dir, 'page.md')}:7: warning: heading id '小结' is already used on this page; this heading "
+        "gets '小结-1' (give it an explicit id: `## 标题 {#my-id}`) [heading]"]
+    assert 'id="小结-1"' in (out / "page.html").read_text(encoding="utf-8")

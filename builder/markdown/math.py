@@ -3,7 +3,9 @@
 Parsing is mdit-py-plugins' dollarmath + amsmath. Inline `$` follows Pandoc's rule (dollarmath's
 `allow_space=False, allow_digits=False`): an opening `$` has a non-space right after it, a closing one a
 non-space right before it and no digit right after it, so `Pay $5 or more, in $USD` and `$HOME and $PATH` stay
-text. A `$$` left in the text (an unterminated display formula) is an error. This plugin records every formula with its source line
+text. A `$$` left in the text (an unterminated display formula) is an error. MathJax's `\\(…\\)` (inline) and
+`\\[…\\]` (display, on its own lines) are math too (mdit-py-plugins' texmath, brackets); a `\\[…\\]` inside a
+paragraph is an error saying how to write it. This plugin records every formula with its source line
 in the page facts (`PageFacts.formulas`: the math stage typesets the whole site's at once, de-duplicated and
 cached) and renders each from `ParseContext.math_html`, which that stage fills.
 """
@@ -20,9 +22,11 @@ from ..errors import Code
 from ..model import Formula, parse_context
 from mdit_py_plugins.amsmath import amsmath_plugin
 from mdit_py_plugins.dollarmath import dollarmath_plugin
+from mdit_py_plugins.texmath import texmath_plugin
 
 UNESCAPED_DOUBLE = re.compile(r"(?<!\\)\$\$")
-BLOCK_TYPES = {"math_block": True, "math_block_label": True, "amsmath": True}
+INLINE_BRACKETS = re.compile(r"(?<!\\)\\\[(.+?)\\\]", re.S)
+BLOCK_TYPES = {"math_block": True, "math_block_label": True, "math_block_eqno": True, "amsmath": True}
 INLINE_TYPES = {"math_inline": False, "math_inline_double": True}
 
 
@@ -33,6 +37,7 @@ def formula_key(tex: str, display: bool) -> Formula:
 def math_plugin(md: MarkdownIt) -> None:
     dollarmath_plugin(md, allow_labels=False, allow_space=False, allow_digits=False, double_inline=True)
     amsmath_plugin(md)
+    texmath_plugin(md, delimiters="brackets")
 
     def collect(state: Any) -> None:
         context = parse_context(state.env)
@@ -42,6 +47,12 @@ def math_plugin(md: MarkdownIt) -> None:
                 formulas.append((formula_key(token.content, True), token.map[0] if token.map else 0))
             elif token.type == "inline" and token.children:
                 line = token.map[0] if token.map else 0
+                inline_display = INLINE_BRACKETS.search(token.content)
+                if inline_display:
+                    context.problems.add(Code.MATH, context.rel, context.line_offset + line + 1
+                                         + token.content.count("\n", 0, inline_display.start()),
+                                         f"`\\[{inline_display.group(1)}\\]` inside a paragraph: put `\\[` and `\\]` on "
+                                         "lines of their own for display math, or write `\\(…\\)` for inline math")
                 for child in token.children:
                     if child.type in ("softbreak", "hardbreak"):
                         line += 1

@@ -25,6 +25,7 @@ from mdit_py_plugins.dollarmath import dollarmath_plugin
 from mdit_py_plugins.texmath import texmath_plugin
 
 UNESCAPED_DOUBLE = re.compile(r"(?<!\\)\$\$")
+TABLE_MATH = re.compile(r"(?<!\\)\$(.+?)(?<!\\)\$")
 INLINE_BRACKETS = re.compile(r"(?<!\\)\\\[(.+?)\\\]", re.S)
 BLOCK_TYPES = {"math_block": True, "math_block_label": True, "math_block_eqno": True, "amsmath": True}
 INLINE_TYPES = {"math_inline": False, "math_inline_double": True}
@@ -42,7 +43,14 @@ def math_plugin(md: MarkdownIt) -> None:
     def collect(state: Any) -> None:
         context = parse_context(state.env)
         formulas = context.facts.formulas
+        source_lines = state.src.split("\n")
         for token in state.tokens:
+            if token.type == "tr_open" and token.map and token.map[0] < len(source_lines):
+                # a table row is split at `|` before math is parsed: `$a|b$` breaks the cell, `$\|x\|$` loses its `\`
+                if any("|" in m.group(1) for m in TABLE_MATH.finditer(source_lines[token.map[0]])):
+                    context.problems.warn(Code.MATH, context.rel, context.line_offset + token.map[0] + 1,
+                                          "`|` inside math in a table row splits the cell: write `\\vert` for | "
+                                          "and `\\Vert` for ‖")
             if token.type in BLOCK_TYPES:
                 formulas.append((formula_key(token.content, True), token.map[0] if token.map else 0))
             elif token.type == "inline" and token.children:

@@ -71,7 +71,9 @@ def load(options: BuildOptions, problems: Problems) -> SiteSource:
                                                     Path(__file__).with_name("errors.py"),
                                                     Path(__file__).with_name("model.py")]),
                             cachestore.tree_digest(sorted(options.content_dir.glob("*.md"))
-                                                   + [options.content_dir / "site.yml"]))
+                                                   + [options.content_dir / "site.yml"]),
+                            # every *.md name, also of what tree_digest cannot hash (a folder, a broken link)
+                            *sorted(p.name for p in options.content_dir.glob("*.md")))
     before = len(problems)
     with cachestore.open_cache(options.cache_dir) as store:
         return cachestore.cached(store, key, lambda: load_site(options.content_dir, options.root, problems),

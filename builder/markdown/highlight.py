@@ -34,10 +34,8 @@ def pandoc_fences_plugin(md: Any) -> None:
     """```{.python .input} → ```python (before the directives, which use ```{name} without a dot)."""
 
     def rewrite(state: Any) -> None:
-        for token in state.tokens:
-            if token.type == "fence":
-                m = PANDOC_INFO_RE.match(token.info.strip())
-                if m:
-                    token.info = m.group(1)
+        fences = [t for t in state.tokens if t.type == "fence" and PANDOC_INFO_RE.match(t.info.strip())]
+        for token in fences:
+            token.info = PANDOC_INFO_RE.sub(r"\1", token.info.strip())
 
     md.core.ruler.after("block", "pandoc_fences", rewrite)

@@ -77,6 +77,11 @@ def asset_urls(files: dict[str, bytes]) -> dict[str, str]:
     return urls
 
 
+def page_image_files(pages: list[Page]) -> dict[str, bytes]:
+    """The local images the pages' Markdown references (builder/markdown/images.py), under their hashed names."""
+    return {name: Path(source).read_bytes() for page in pages for name, source in sorted(page.facts.images.items())}
+
+
 def output_writers(options: BuildOptions, pages: list[Page]) -> list[Callable[[Path], None]]:
     """Large outputs written straight into the new site folder (the Python runtime)."""
     if not options.python_runtime or not any("cells" in p.features for p in pages):

@@ -54,9 +54,14 @@ def main(argv: list[str] | None = None) -> int:
     except BuildFailed as failed:
         for problem in failed.problems.sorted():
             print(problem, file=sys.stderr)
-        n = len(failed.problems)
-        print(f"build failed: {n} problem{'s' if n != 1 else ''}; {options.out_dir} left unchanged", file=sys.stderr)
+        n = failed.errors
+        print(f"build failed: {n} error{'s' if n != 1 else ''}; {options.out_dir} left unchanged", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:  # Ctrl-C: one line; the output stage removes its temporary folder itself
+        print(f"build interrupted; {options.out_dir} left unchanged", file=sys.stderr)
+        return 130
+    for warning in result.warnings:
+        print(warning, file=sys.stderr)
     print(result.summary())
     if args.zip:
         from .zipsite import ZIP_NAME, zip_site

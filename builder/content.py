@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import errno
 import re
 from pathlib import Path
 from typing import Any, Callable
@@ -59,8 +60,8 @@ PLANNED_SCHEMA: dict[str, tuple[Callable[[Any], bool], str]] = {
 
 
 def rel_path(path: Path, root: Path) -> str:
-    try:
-        return str(path.resolve().relative_to(root.resolve()))
+    try:  # the folder resolved, not the file: a page may be a (broken, looping) symbolic link
+        return str((path.parent.resolve() / path.name).relative_to(root.resolve()))
     except ValueError:
         return str(path)
 
@@ -148,11 +149,45 @@ _loaded_pages: dict[tuple[str, str, str], SourcePage] = {}
 _LOADED_PAGES_LIMIT = 10_000
 
 
+def unreadable(path: Path) -> str | None:
+    """Why `path` (a `*.md` name in content/) is not a readable page file, or None."""
+    if path.is_symlink() and not path.exists():
+        try:
+            path.resolve(strict=True)
+        except RuntimeError:
+            return "a symbolic link that loops"
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                return "a symbolic link that loops"
+        return "a symbolic link to a file that does not exist"
+    if path.is_dir():
+        return "a folder, not a page file"
+    return None
+
+
+def intended_slug(path: Path) -> str:
+    """The slug a page that failed to load meant to have (its front matter's `slug`, else its file name)."""
+    try:
+        fm, _, _ = split_front_matter(path.read_text(encoding="utf-8").removeprefix("\ufeff"))
+        slug = yaml.safe_load(fm).get("slug") if fm else None
+    except (OSError, UnicodeDecodeError, yaml.YAMLError, AttributeError):
+        slug = None
+    return slug if isinstance(slug, str) else path.stem
+
+
 def load_page(path: Path, root: Path, problems: Problems) -> SourcePage | None:
+    """The page at `path`, or None with its problems reported: the one loader of the build and of the server."""
+    reason = unreadable(path)
+    if reason is not None:
+        problems.add(Code.FRONT_MATTER, rel_path(path, root), None, f"cannot read the page: it is {reason}")
+        return None
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
         problems.add(Code.FRONT_MATTER, rel_path(path, root), None, f"not valid UTF-8: {exc}")
+        return None
+    except OSError as exc:
+        problems.add(Code.FRONT_MATTER, rel_path(path, root), None, f"cannot read the page: {exc.strerror or exc}")
         return None
     memo_key = (str(path), str(root), text)
     known = _loaded_pages.get(memo_key)
@@ -169,7 +204,7 @@ def load_page(path: Path, root: Path, problems: Problems) -> SourcePage | None:
 
 def _parse_page(path: Path, root: Path, text: str, problems: Problems) -> SourcePage | None:
     rel = rel_path(path, root)
-    text = text.replace("\r\n", "\n")
+    text = text.removeprefix("\ufeff").replace("\r\n", "\n")  # a byte-order mark (Windows editors) is not content
     fm, body, body_line = split_front_matter(text)
     if fm is None:
         problems.add(Code.FRONT_MATTER, rel, 1, "missing front matter: a page starts with `---`, YAML, `---`")
@@ -205,6 +240,7 @@ def load_site(content_dir: Path, root: Path, problems: Problems) -> SiteSource:
     """Read site.yml and all pages; problems are collected, never raised."""
     site_file = content_dir / "site.yml"
     site_rel = rel_path(site_file, root)
+    before_site = len(problems)
     series, title, planned = "", "", []
     if not site_file.exists():
         problems.add(Code.SITE_CONFIG, site_rel, None, "missing: content/site.yml holds `series:`, `title:` and `planned:`")
@@ -231,11 +267,15 @@ def load_site(content_dir: Path, root: Path, problems: Problems) -> SiteSource:
                             continue
                         planned.append(PlannedPage(entry["slug"], entry["title"], entry.get("kind", "explainer"),
                                                    entry.get("module"), entry.get("summary")))
+    site_failed = len(problems) > before_site
     site = SiteSource(root=root, content_dir=content_dir, series=series, title=title, planned=planned)
+    unloaded: set[str] = set()  # slugs of pages that failed to load: reported once, not again as dead prev/next
     for path in sorted(content_dir.glob("*.md")):
         page = load_page(path, root, problems)
         if page is not None:
             site.pages.append(page)
+        else:
+            unloaded |= {path.stem, intended_slug(path)}
 
     seen: dict[str, str] = {}
     for page in site.pages:
@@ -250,7 +290,10 @@ def load_site(content_dir: Path, root: Path, problems: Problems) -> SiteSource:
     for page in site.pages:
         for key in ("prev", "next"):
             target = page.meta.get(key)
-            if target and target not in seen and site.planned_page(target) is None:
+            # a target that is a page which failed to load, or maybe a planned page of a broken site.yml, is
+            # not a second problem: the root cause is already reported
+            if target and target not in seen and site.planned_page(target) is None and target not in unloaded \
+                    and not site_failed:
                 problems.add(Code.NAV, page.rel, page.meta["_lines"].get(key, 1),
                              f"{key}: '{target}' is neither a page nor a planned page in content/site.yml")
     return site

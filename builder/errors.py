@@ -2,7 +2,9 @@
 
 Every problem names the source file and a 1-based line, so an author can jump straight to it:
     content/attention.md:42: unknown widget option 'colour' [widget.option]
-A build collects every problem it can before giving up, then exits 1 if any of them is an error.
+A build collects every problem it can before giving up, then exits 1 if any of them is an error. A warning
+(e.g. a heading id that clashes and is renamed) is printed as `path:line: warning: message [code]` and does not
+fail the build.
 """
 from __future__ import annotations
 
@@ -26,6 +28,8 @@ class Code(str, enum.Enum):
     """An internal link points to a page or anchor that does not exist."""
     NAV = "nav"
     """prev/next names a page that does not exist."""
+    HEADING = "heading"
+    """A heading id clashes with an earlier one on the page (a warning: the later heading is renamed)."""
     DIRECTIVE = "directive"
     """An unknown ```{name} block."""
     CALLOUT = "callout"
@@ -40,6 +44,13 @@ class Code(str, enum.Enum):
     """Malformed quiz."""
     TEMPLATE = "template"
     """A theme template failed to render."""
+    HTML = "html"
+    """Raw HTML breaks the policy: a script, an event handler, a `javascript:` URL, an element or attribute
+    outside the allowlist, or a resource loaded from outside the site (docs/authoring.md)."""
+    IMAGE = "image"
+    """A Markdown image is missing, is not a local file inside content/, or points outside the site."""
+    OUTPUT = "output"
+    """The site could not be written (a full disk, no permission); the previous site is left as it was."""
     ASSET = "asset"
     """A front-end asset could not be built or copied."""
 
@@ -50,10 +61,11 @@ class Problem:
     path: str  # project-relative, e.g. "content/attention.md"
     line: int | None  # 1-based; None when a whole file is concerned
     message: str
+    warning: bool = False  # printed, but does not fail the build
 
     def __str__(self) -> str:
         where = f"{self.path}:{self.line}" if self.line else self.path
-        return f"{where}: {self.message} [{self.code.value}]"
+        return f"{where}: {'warning: ' if self.warning else ''}{self.message} [{self.code.value}]"
 
 
 @dataclass
@@ -65,11 +77,23 @@ class Problems:
     def add(self, code: Code, path: str | Path, line: int | None, message: str) -> None:
         self.items.append(Problem(code, str(path), line, message))
 
+    def warn(self, code: Code, path: str | Path, line: int | None, message: str) -> None:
+        self.items.append(Problem(code, str(path), line, message, warning=True))
+
+    @property
+    def errors(self) -> list[Problem]:
+        return [p for p in self.items if not p.warning]
+
+    @property
+    def warnings(self) -> list[Problem]:
+        return [p for p in self.sorted() if p.warning]
+
     def extend(self, other: "Problems") -> None:
         self.items.extend(other.items)
 
     def __bool__(self) -> bool:
-        return bool(self.items)
+        """True when there is an error (warnings alone do not stop a build)."""
+        return bool(self.errors)
 
     def __len__(self) -> int:
         return len(self.items)
@@ -93,3 +117,7 @@ class BuildFailed(Exception):
     def __init__(self, problems: Problems):
         self.problems = problems
         super().__init__("\n".join(str(p) for p in problems.sorted()))
+
+    @property
+    def errors(self) -> int:
+        return len(self.problems.errors)

@@ -198,6 +198,7 @@ class PageFacts:
     formulas: list[tuple[Formula, int]] = field(default_factory=list)  # (formula, 0-based body line)
     features: set[str] = field(default_factory=set)  # "cells", "quiz", "widgets", "widget-<name>"
     quiz_ids: list[str] = field(default_factory=list)
+    images: dict[str, str] = field(default_factory=dict)  # output file ("assets/images/x-1a2b3c4d5e.png") → source file
     search_sections: list[SearchSection] | None = None  # None for the index page (not searched)
     reading_minutes: int | None = None
     files: dict[str, bytes] = field(default_factory=dict)  # site files the page's widgets made (lazily loaded data)
@@ -267,6 +268,7 @@ class BuildResult:
     seconds: float
     out_dir: Path
     files: dict[str, bytes] = field(default_factory=dict)
+    warnings: list[Any] = field(default_factory=list)  # errors.Problem with warning=True, printed by the CLI
 
     def summary(self) -> str:
         return (f"built {self.pages} pages, {self.formulas} formulas ({self.formulas_rendered} typeset, rest cached) "

@@ -5,6 +5,8 @@ GitHub Pages sub-path and straight from disk.
 """
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import re
 from dataclasses import dataclass
@@ -20,6 +22,22 @@ from .model import BuildOptions, Page, SiteSource
 CJK_RE = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 LATIN_WORD_RE = re.compile(r"[A-Za-z]+")
 TAG_RE = re.compile(r"<[^>]+>")
+CSP_PLACEHOLDER = "\ue000csp\ue000"
+INLINE_SCRIPT_RE = re.compile(r"<script>(.*?)</script>", re.S)  # the templates' own inline scripts (no attributes)
+CSP = ("default-src 'self'; script-src 'self' blob: 'wasm-unsafe-eval' {hashes}; style-src 'self' 'unsafe-inline'; "
+       "img-src 'self' data: blob:; font-src 'self' data:; connect-src 'self' blob: data:; worker-src 'self' blob:; "
+       "object-src 'none'; frame-src 'none'; base-uri 'none'; form-action 'none'")
+"""The Content-Security-Policy of every page: only the site's own files ('self'); for the Python runtime, blob:
+scripts and workers (its files, verified against their sha256, run from blob: URLs) and WebAssembly; and the templates' inline scripts by their sha256 (no 'unsafe-inline' script). Inline
+styles stay allowed: KaTeX's layout is `style=""` attributes, and fetches from CSS are held by img-src/font-src."""
+
+
+def with_csp(html: str) -> str:
+    """Fill the template's CSP placeholder, hashing every inline script the template wrote (the page body, put in
+    later, has none: raw HTML cannot contain scripts, builder/markdown/raw_html.py, and data blocks are JSON)."""
+    hashes = sorted({"'sha256-" + base64.b64encode(hashlib.sha256(code.encode("utf-8")).digest()).decode() + "'"
+                     for code in INLINE_SCRIPT_RE.findall(html)})
+    return html.replace(CSP_PLACEHOLDER, CSP.format(hashes=" ".join(hashes)).replace("  ", " "), 1)
 
 
 @dataclass(frozen=True)
@@ -249,9 +267,10 @@ def render_page(env: jinja2.Environment, site: SiteSource, page: Page, items: di
         "assets": asset_urls,
         "course_data": course_data,
         "font_preloads": font_preloads or [],
+        "csp": CSP_PLACEHOLDER,
     }
     try:
-        return env.get_template(template_name).render(**context)
+        return with_csp(env.get_template(template_name).render(**context))
     except jinja2.TemplateError as exc:
         lineno = getattr(exc, "lineno", None)
         problems.add(Code.TEMPLATE, f"theme/templates/{getattr(exc, 'name', None) or template_name}", lineno,

@@ -50,6 +50,7 @@ def build_site(options: BuildOptions | None = None) -> BuildResult:
 
     files = dict(build_assets(options, problems))  # a copy: the cached dict is shared with later builds
     if not problems:
+        files.update(assets.page_image_files(built))
         files.update(search_index_stage(options, built))  # before the pages: they link it with its hash
         files.update(katex_assets(options, files, built))
         files.update(pages_stage(options, site, built, assets.asset_urls(files), problems))
@@ -61,7 +62,7 @@ def build_site(options: BuildOptions | None = None) -> BuildResult:
     write(options, files, built, problems)
     return BuildResult(pages=len(built), formulas=sum(len(p.facts.formulas) for p in built),
                        formulas_rendered=n_fresh, seconds=time.perf_counter() - started, out_dir=options.out_dir,
-                       files=files)
+                       files=files, warnings=problems.warnings)
 
 
 # ------------------------------------------------------------------------------------------ load
@@ -74,7 +75,9 @@ def load(options: BuildOptions, problems: Problems) -> SiteSource:
                                                     Path(__file__).with_name("errors.py"),
                                                     Path(__file__).with_name("model.py")]),
                             cachestore.tree_digest(sorted(options.content_dir.glob("*.md"))
-                                                   + [options.content_dir / "site.yml"]))
+                                                   + [options.content_dir / "site.yml"]),
+                            # every *.md name, also of what tree_digest cannot hash (a folder, a broken link)
+                            *sorted(p.name for p in options.content_dir.glob("*.md")))
     before = len(problems)
     with cachestore.open_cache(options.cache_dir) as store:
         return cachestore.cached(store, key, lambda: load_site(options.content_dir, options.root, problems),
@@ -183,6 +186,9 @@ def write(options: BuildOptions, files: dict[str, bytes], built: list[Page], pro
         output.write_site(files, options.out_dir, assets.output_writers(options, built))
     except AssetError as exc:
         problems.add(Code.ASSET, exc.path, None, str(exc))
+        raise BuildFailed(problems) from exc
+    except OSError as exc:  # a full disk, no permission: output.write_site has removed its temporary folder
+        problems.add(Code.OUTPUT, str(options.out_dir), None, f"cannot write the site: {exc.strerror or exc}")
         raise BuildFailed(problems) from exc
 
 

@@ -107,6 +107,9 @@ def inject_client(html: bytes) -> bytes:
     return html[:at] + tag + html[at:] if at >= 0 else html + tag
 
 
+LOOPBACK_NAMES = {"localhost", "127.0.0.1", "::1"}
+
+
 class LiveHandler(http.server.SimpleHTTPRequestHandler):
     extensions_map = {**http.server.SimpleHTTPRequestHandler.extensions_map, ".wasm": "application/wasm",
                       ".js": "text/javascript", ".mjs": "text/javascript"}
@@ -120,7 +123,23 @@ class LiveHandler(http.server.SimpleHTTPRequestHandler):
         self.send_header("Cache-Control", "no-store")
         super().end_headers()
 
+    def host_allowed(self) -> bool:
+        """Only loopback names: a page of another site that rebinds its DNS name to 127.0.0.1 sends its own
+        name as Host, and must not read the site or the problem list."""
+        host = (self.headers.get("Host") or "").strip().lower()
+        name = host[1:host.index("]")] if host.startswith("[") and "]" in host else host.rsplit(":", 1)[0]
+        if name in LOOPBACK_NAMES:
+            return True
+        self.send_error(403, "Forbidden: the authoring server answers only to localhost / 127.0.0.1")
+        return False
+
+    def do_HEAD(self) -> None:
+        if self.host_allowed():
+            super().do_HEAD()
+
     def do_GET(self) -> None:
+        if not self.host_allowed():
+            return
         path = self.path.split("?", 1)[0]
         if path == EVENTS_PATH:
             return self.events()
@@ -172,6 +191,12 @@ class LiveHandler(http.server.SimpleHTTPRequestHandler):
 class _Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
     daemon_threads = True
     allow_reuse_address = True
+
+    def handle_error(self, request, client_address) -> None:  # type: ignore[no-untyped-def]
+        """A reader closing a tab mid-response is not an error: only real failures get a traceback."""
+        if isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError, ConnectionAbortedError)):
+            return
+        super().handle_error(request, client_address)
 
 
 class DevServer:

@@ -44,17 +44,28 @@ def highlight_cell_source(code: str) -> str:
 
 
 
+MAX_ERROR_LINES = 2000  # like the output's cap (theme/js/cells/output.js MAX_LINES): a message can be huge
+
+
+def cap_lines(text: str, limit: int = MAX_ERROR_LINES) -> tuple[str, bool]:
+    """(text cut to at most `limit` lines, whether it was cut)."""
+    lines = text.splitlines(keepends=True)
+    return ("".join(lines[:limit]), True) if len(lines) > limit else (text, False)
+
+
 def _output_html(out: CellOutput | None) -> str:
     """The build-time output, as escaped text in the same structure cells.js produces after a run."""
     parts: list[str] = []
     if out is not None:
         for stream, text in out.chunks:
             parts.append(f'<span class="cell-{stream}">{escapeHtml(text)}</span>')
+        error_cut = False
         if out.error:
-            parts.append(f'<span class="cell-error">{escapeHtml(out.error["traceback"])}</span>')
+            traceback, error_cut = cap_lines(out.error["traceback"])
+            parts.append(f'<span class="cell-error">{escapeHtml(traceback)}</span>')
         if out.repr is not None:
             parts.append(f'<span class="cell-result">{escapeHtml(out.repr)}</span>')
-        if out.truncated:
+        if out.truncated or error_cut:
             parts.append('<span class="cell-truncated">输出过长，已截断</span>')
     body = "".join(parts)
     return (f'<div class="cell-output" data-origin="build"{"" if body else " data-empty"}>'

@@ -10,6 +10,7 @@ Two engines run the very same KaTeX build and must produce byte-identical HTML (
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Protocol
 
@@ -20,10 +21,24 @@ KATEX_DIST = Path("node_modules/katex/dist")  # relative to the repository root
 KATEX_JS = KATEX_DIST / "katex.min.js"
 # The options every engine passes to KaTeX. strict="ignore": KaTeX's strict-mode warnings (e.g. CJK in math)
 # would be printed to raw stdout.
-KATEX_OPTIONS = {"throwOnError": True, "strict": "ignore", "output": "htmlAndMathml"}
+# errorColor: KaTeX draws a command that needs `trust` (\\href, \\url, \\includegraphics, \\htmlClass, …; trust
+# stays off) as its name in errorColor instead of throwing; this one colour, used for nothing else, lets
+# `untrusted_command` find it and make it a build error.
+UNTRUSTED_COLOR = "#cc0001"
+KATEX_OPTIONS = {"throwOnError": True, "strict": "ignore", "output": "htmlAndMathml", "errorColor": UNTRUSTED_COLOR}
+UNTRUSTED_RE = re.compile(r'color:' + UNTRUSTED_COLOR + r';?">(\\[A-Za-z@]+)</span>')
 PARSE_ERROR_PREFIX = "KaTeX parse error: "
 
 Formula = tuple[str, bool]  # (TeX, display mode)
+
+
+def untrusted_command(html: str) -> str | None:
+    """The error for a formula that uses a command KaTeX only runs when trusted, or None."""
+    m = UNTRUSTED_RE.search(html)
+    if m is None:
+        return None
+    return (f"{m.group(1)} is not allowed in math (KaTeX's trust is off: formulas cannot link, load images or set "
+            "HTML classes, ids, styles or data)")
 
 
 class MathEngine(Protocol):
@@ -50,6 +65,8 @@ class PykatexEngine:
                 out.append((render_formula(tex, display), None))
             except pykatex.ParseError as exc:
                 out.append((None, str(exc)))
+            except RecursionError:
+                out.append((None, "the formula is nested too deeply for KaTeX"))
         return out
 
 
@@ -61,6 +78,7 @@ function __courseRenderBatch(json) {
       return [katex.renderToString(tex, Object.assign({displayMode: display}, options)), null];
     } catch (e) {
       if (e instanceof katex.ParseError) return [null, String(e.message)];
+      if (e instanceof RangeError) return [null, "the formula is nested too deeply for KaTeX"];
       throw e;
     }
   }));

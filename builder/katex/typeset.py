@@ -15,7 +15,7 @@ from typing import Iterable
 from builder.cache import connection
 
 from .compact import COMPACT_VERSION, compact_katex_html
-from .engines import KATEX_VERSION, Formula, MathEngine, default_engine
+from .engines import KATEX_VERSION, Formula, MathEngine, default_engine, untrusted_command
 
 __all__ = ["Formula", "MathCache", "MathError", "render_all"]
 
@@ -87,6 +87,7 @@ def render_all(formulas: Iterable[Formula], cache: MathCache, root: Path, engine
     fresh: dict[str, str] = {}
     if todo:
         for f, (out, error) in zip(todo, (engine or default_engine(root)).render_many(todo)):
+            error = error if error is not None else untrusted_command(out or "")
             if error is not None:
                 errors[f] = error
             else:

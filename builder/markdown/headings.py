@@ -13,6 +13,7 @@ from markdown_it import MarkdownIt
 from markdown_it.common.utils import escapeHtml
 from markdown_it.token import Token
 
+from ..errors import Code
 from ..model import Heading, parse_context
 
 EXPLICIT_ID_RE = re.compile(r"\s*\{#([A-Za-z][\w-]*)\}\s*$")
@@ -48,6 +49,11 @@ def headings_plugin(md: MarkdownIt, *, min_level: int = 2, max_level: int = 3, p
             ident, n = base, 1
             while ident in used:
                 ident, n = f"{base}-{n}", n + 1
+            if ident != base:
+                context = parse_context(state.env)
+                context.problems.warn(Code.HEADING, context.rel, context.line_offset + (token.map[0] if token.map else 0) + 1,
+                                      f"heading id '{base}' is already used on this page; this heading gets '{ident}' "
+                                      f"(give it an explicit id: `## 标题 {{#my-id}}`)")
             used.add(ident)
             token.attrSet("id", ident)
             level = int(token.tag[1])

@@ -12,9 +12,11 @@ from urllib.parse import unquote
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
+from ..errors import Code
 from ..model import Link, parse_context
 
 SCHEME_RE = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
+UNSAFE_SCHEMES = ("file:", "javascript:", "vbscript:", "data:")  # a reader's own disk, or script: never linked
 
 
 def is_internal(href: str) -> bool:
@@ -27,6 +29,9 @@ def split_href(href: str) -> tuple[str, str]:
 
 
 def links_plugin(md: MarkdownIt) -> None:
+    # markdown-it silently leaves `[x](file:///…)` and `[x](javascript:…)` as literal text; let them through
+    # to be reported (below) instead, so an author learns the link is not published.
+    md.validateLink = lambda url: True  # type: ignore[method-assign]
     def collect(state: Any) -> None:
         links = parse_context(state.env).facts.links
         for token in state.tokens:
@@ -38,7 +43,12 @@ def links_plugin(md: MarkdownIt) -> None:
                     line += 1
                 elif child.type == "link_open":
                     href = str(child.attrGet("href") or "")
-                    if is_internal(href):
+                    if href.lower().startswith(UNSAFE_SCHEMES):
+                        context = parse_context(state.env)
+                        context.problems.add(Code.LINK, context.rel, context.line_offset + line + 1,
+                                             f"link '{unquote(href)}': '{href.split(':')[0].lower()}:' URLs are not "
+                                             "allowed (link a page of the site or an https:// address)")
+                    elif is_internal(href):
                         links.append(Link(href, line))
                     else:
                         child.attrSet("rel", "noopener noreferrer")

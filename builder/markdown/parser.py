@@ -18,10 +18,12 @@ from .code_cell import code_cell_plugin
 from .directive import unknown_directive_plugin
 from .figure import figure_plugin
 from .headings import headings_plugin
-from .highlight import highlight
+from .highlight import highlight, pandoc_fences_plugin
+from .images import images_plugin
 from .links import links_plugin
 from .math import math_plugin
 from .quiz import quiz_plugin
+from .raw_html import raw_html_plugin
 from .widget import WidgetPrepare, widget_plugin
 
 
@@ -30,10 +32,13 @@ def create_markdown(*, content_dir: Path, prepare_widget: WidgetPrepare, render_
     """The site's parser. Every directive plugin is added before the unknown-directive check, which must come
     last: it reports the ```{…} fences no plugin claimed."""
     md = MarkdownIt("commonmark", {"html": True, "typographer": False, "highlight": highlight}).enable("table").enable("strikethrough")
+    pandoc_fences_plugin(md)
     math_plugin(md)
     callout_plugin(md)
     headings_plugin(md)
     links_plugin(md)
+    raw_html_plugin(md)
+    images_plugin(md, content_dir=content_dir)
     figure_plugin(md, content_dir=content_dir)
     widget_plugin(md, prepare=prepare_widget, render=render_widget)
     code_cell_plugin(md, render=render_cell)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -54,6 +55,8 @@ class Option:
             if not isinstance(value, str) or value not in self.choices:
                 raise OptionError(f"option '{name}' must be one of {', '.join(self.choices)}; got {_show(value)}")
             return value
+        if self.kind == "number" and isinstance(value, str) and EXPONENT_FLOAT_RE.match(value):
+            value = float(value)  # YAML 1.1 reads `1e9` (no dot) as a string; YAML 1.2 and authors mean a number
         if self.kind in ("number", "integer"):
             ok_type = isinstance(value, int) if self.kind == "integer" else isinstance(value, (int, float))
             if isinstance(value, bool) or not ok_type or (isinstance(value, float) and not math.isfinite(value)):
@@ -68,6 +71,9 @@ class Option:
                 raise OptionError(f"option '{name}' must be a token (a word of the example), got {_show(value)}")
             return str(value)
         raise AssertionError(f"unknown option kind {self.kind}")
+
+
+EXPONENT_FLOAT_RE = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)[eE][-+]?\d+$")
 
 
 def _show(value: Any) -> str:

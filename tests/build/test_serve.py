@@ -106,3 +106,45 @@ def test_edit_reloads_break_reports_problems_and_keeps_serving_fix_recovers(serv
 def test_client_script_is_served(server):
     js = get(server, "__live/client.js")
     assert "EventSource" in js and "textContent" in js
+
+
+def raw_get(server: DevServer, path: str, host: str) -> int:
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+    try:
+        conn.request("GET", path, headers={"Host": host})
+        return conn.getresponse().status
+    finally:
+        conn.close()
+
+
+def test_only_loopback_host_names_are_answered(server):
+    port = server.port
+    for host in (f"127.0.0.1:{port}", f"localhost:{port}", "localhost", f"[::1]:{port}"):
+        assert raw_get(server, "a.html", host) == 200, host
+    for host in (f"evil.example:{port}", "evil.example", f"127.0.0.1.evil.example:{port}", ""):
+        assert raw_get(server, "a.html", host) == 403, host
+        assert raw_get(server, EVENTS_PATH, host) == 403, host  # nor the problem list
+
+
+def test_dropped_clients_are_quiet(server, capfd):
+    import socket
+    import struct
+
+    big = max((p for p in (server.options.out_dir / "assets").rglob("*") if p.is_file()), key=lambda p: p.stat().st_size)
+    path = str(big.relative_to(server.options.out_dir))
+    for _ in range(20):
+        sock = socket.create_connection(("127.0.0.1", server.port))
+        sock.sendall(f"GET /{path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode())
+        sock.recv(1)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # reset, not a clean close
+        sock.close()
+    time.sleep(0.5)
+    assert "Traceback" not in capfd.readouterr().err
+    assert "原来的文字" in get(server, "a.html")  # still serving
+
+
+def test_a_folder_named_like_a_page_is_reported_by_the_server_as_by_the_build(server):
+    (server.options.content_dir / "dir.md").mkdir()
+    assert server.rebuild() is False
+    assert any(line.endswith("dir.md: cannot read the page: it is a folder, not a page file [front-matter]")
+               for line in server.logs), server.logs

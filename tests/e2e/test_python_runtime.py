@@ -111,7 +111,7 @@ class Session:
 def session(request, browser, harness_root, http_server):
     transport = request.param
     base = (http_server if transport == "http" else harness_root.as_uri() + "/") + SUBPATH + "/"
-    context = browser.new_context(service_workers="block")
+    context = browser.new_context(bypass_csp=True, service_workers="block")
     page = context.new_page()
     s = Session(transport, base, context, page)
     context.on("request", lambda r: s.requests.append(r.url))
@@ -326,7 +326,7 @@ def test_an_asset_that_is_not_the_indexed_one_is_refused(browser, harness_root, 
     else:
         _flip_base64(py_dir / entry["wrappers"][0])
         server, base = None, root.as_uri() + f"/{SUBPATH}/"
-    context = browser.new_context(service_workers="block")
+    context = browser.new_context(bypass_csp=True, service_workers="block")
     try:
         page = context.new_page()
         page.goto(base + "index.html")
@@ -352,7 +352,7 @@ def test_without_a_memory_snapshot_python_boots_from_scratch(browser, tmp_path):
     server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), functools.partial(_Handler, directory=str(tmp_path)))
     server.daemon_threads = True
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    context = browser.new_context(service_workers="block")
+    context = browser.new_context(bypass_csp=True, service_workers="block")
     try:
         page = context.new_page()
         page.set_default_timeout(60_000)
@@ -387,7 +387,7 @@ def test_a_returning_reader_boots_from_the_inflated_bytes_in_cache_storage(brows
     expected = sorted(f"{py_url}{name}?inflated={sha[name]}" for name in unpacked)
     stale = f"{py_url}{unpacked[0]}?inflated={'0' * 64}"
     other_site = http_server + "another-course/assets/python/x.snap?inflated=" + "1" * 64
-    context = browser.new_context(service_workers="block")
+    context = browser.new_context(bypass_csp=True, service_workers="block")
     requests: list[str] = []
     context.on("request", lambda r: requests.append(r.url))
     try:

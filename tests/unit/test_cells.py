@@ -194,3 +194,12 @@ def test_completions_list_numpy_members_with_signatures_and_docs(tmp_path) -> No
     # cached: a second call returns the same bytes from the build cache, <cache>/build.sqlite
     assert (tmp_path / "build.sqlite").is_file()
     assert completions_script(ROOT, tmp_path).decode("utf-8") == script
+
+
+def test_a_huge_build_time_error_message_is_capped_like_the_output() -> None:
+    body = '```{code-cell} python\n:id: huge\n:expect-error:\nraise ValueError("\\n".join(str(i) for i in range(5000)))\n```\n'
+    html, problems, _ = render_body(body)
+    assert problems == []
+    error = re.search(r'<span class="cell-error">(.*?)</span>', html, re.S).group(1)
+    assert error.count("\n") == 2000 and "\n1990\n" in error and "\n4999" not in error
+    assert html.count('class="cell-truncated"') == 1

@@ -1,7 +1,7 @@
 """Every syntax extension's fixture file, through one runner (mdit-py-plugins' `read_fixture_file` style).
 
 A case is: title / `.` / Markdown / `.` / expected / `.`. The expected block is exact: one line
-`ERROR path:line: message [code]` per reported problem, in the order the build prints them (a message may
+`ERROR path:line: message [code]` (or `WARNING …`) per reported problem, in the order the build prints them (a message may
 span several lines), then the exact HTML. So a case fails on any changed byte of the HTML, on a missing,
 changed or extra problem. Every extension must have its fixture file: a missing one fails.
 """
@@ -15,11 +15,12 @@ from markdown_it.utils import read_fixture_file
 from tests.plugin_harness import render_snippet
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
-EXTENSIONS = ["callout", "code_cell", "figure", "headings", "links", "math", "quiz", "widget"]
+EXTENSIONS = ["callout", "code_cell", "figure", "headings", "images", "links", "math", "quiz", "raw_html", "widget"]
 
 
 def canonical(html: str, problems: list[str]) -> str:
-    return ("".join(f"ERROR {p}\n" for p in problems) + html).rstrip("\n")
+    lines = [f"WARNING {p.replace(': warning: ', ': ', 1)}" if ": warning: " in p else f"ERROR {p}" for p in problems]
+    return ("".join(f"{line}\n" for line in lines) + html).rstrip("\n")
 
 
 def test_every_extension_has_its_fixture_file() -> None:

@@ -5,6 +5,17 @@
 export const MAX_LINES = 2000;
 const TRUNCATED = "输出过长，已截断";
 
+/** [text cut to at most MAX_LINES lines, whether it was cut]: tracebacks and error messages are capped like
+ *  the streamed output (an exception can carry a 5,000-line message). */
+export function capLines(text) {
+  let end = -1;
+  for (let n = 0; n < MAX_LINES; n++) {
+    end = text.indexOf("\n", end + 1);
+    if (end === -1) return [text, false];
+  }
+  return [text.slice(0, end + 1), end + 1 < text.length];
+}
+
 export class OutputView {
   constructor(root) {
     this.root = root;
@@ -84,7 +95,9 @@ export class OutputView {
 
   error(err) {
     this.last = null;
-    this._span("cell-error", err.traceback || `${err.type}: ${err.message}`);
+    const [text, cut] = capLines(err.traceback || `${err.type}: ${err.message}`);
+    this._span("cell-error", text);
+    if (cut) this.markTruncated();
   }
 
   result(text) {

@@ -7,6 +7,7 @@
 import { course, option } from "../shared/course.js";
 import { OutputView } from "./output.js";
 import { loadEdit, saveEdit, clearEdit } from "./storage.js";
+import { watchOtherTabs } from "./tabs.js";
 import { loadEditor, whenIdleAfterLoad } from "./lazy-editor.js";
 
 const seconds = (ms) => `${(ms / 1000).toFixed(2)} s`;
@@ -268,6 +269,7 @@ export class CellsPage {
     this.editorSoon = false; // a stored edit is shown as plain text: highlight it without waiting for the reader
     this.firstUpgrades = new Set();
     this.cells = sections.map((s, i) => new Cell(this, s, i));
+    watchOtherTabs(this.cells);
     this.chain = Promise.resolve();
     const runAll = this.bar?.querySelector('[data-action="run-all"]');
     if (runAll) {

@@ -12,15 +12,22 @@ function storage() {
   }
 }
 
-const keyFor = (page, cellId) => `${PREFIX}${page}:${cellId}`;
+export const keyFor = (page, cellId) => `${PREFIX}${page}:${cellId}`;
+
+/** A stored value → {base, code} or null. */
+export function parseEdit(raw) {
+  try {
+    const rec = raw ? JSON.parse(raw) : null;
+    return rec && typeof rec.code === "string" && typeof rec.base === "string" ? rec : null;
+  } catch (_) {
+    return null;
+  }
+}
 
 /** → {base, code} or null; `base` is the source hash the edit was made against. */
 export function loadEdit(page, cellId) {
   try {
-    const raw = storage()?.getItem(keyFor(page, cellId));
-    if (!raw) return null;
-    const rec = JSON.parse(raw);
-    return rec && typeof rec.code === "string" && typeof rec.base === "string" ? rec : null;
+    return parseEdit(storage()?.getItem(keyFor(page, cellId)));
   } catch (_) {
     return null;
   }

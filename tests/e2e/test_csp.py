@@ -52,6 +52,8 @@ def test_external_image_is_blocked_and_widgets_and_cells_still_work(browser, htt
             page.goto(base + name)
             widgets = page.locator(".widget")
             assert widgets.count() > 0
+            for widget in widgets.all():  # lazy widget kinds mount when they near the viewport
+                widget.scroll_into_view_if_needed()
             poll(page, "[...document.querySelectorAll('.widget')].every(w => w.dataset.ready === 'true')")
             poll(page, "window.__violations.length >= 2", timeout=10)
             violations = page.evaluate("window.__violations")

@@ -59,7 +59,7 @@ class _SectionSplitter(HTMLParser):
         if self.skip_stack or tag in SKIP_TAGS or classes & SKIP_CLASSES:
             self.skip_stack.append(tag)
             return
-        if tag in SECTION_TAGS:
+        if tag in SECTION_TAGS and "quiz-heading" not in classes:  # a quiz's question stays in its section
             ident = dict(attrs).get("id") or ""
             self.heading = {"heading": "", "id": ident, "parts": []}
             self.sections.append(self.heading)
@@ -76,7 +76,7 @@ class _SectionSplitter(HTMLParser):
             if self.skip_stack[-1] == tag:
                 self.skip_stack.pop()
             return
-        if tag in SECTION_TAGS and self.heading is not None:
+        if tag in SECTION_TAGS and self.heading is not None:  # a quiz heading never opened one
             self.heading = None
             return
         if tag in BLOCK_TAGS:

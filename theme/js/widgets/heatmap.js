@@ -2,7 +2,7 @@
 // causal-mask toggle. Both weight matrices (with and without the mask) come precomputed from the build.
 // The grid is a real table with role="grid": one cell is in the tab order (roving tabindex), arrow keys,
 // Home/End move between cells; hovering, focusing or tapping a cell shows its value in the readout.
-import { choiceButtons, h, note, pct, pctText, shade } from "./common.js";
+import { choiceButtons, h, note, pctRow, pctText, shade } from "./common.js";
 
 const HINT = "把鼠标移到格子上、轻触格子，或用方向键浏览，即可看到具体数值。";
 
@@ -34,10 +34,10 @@ export function mount(root, data) {
     h("div", { class: "widget-controls" }, examples.el, maskButton),
     maskLine, gridWrap, legend, readout, noteEl);
 
-  function describe(ex, i, j) {
+  function describe(ex, i, j, shown) {
     const where = `第 ${i + 1} 行第 ${j + 1} 列：${ex.tokens[i]} → ${ex.tokens[j]}：`;
     if (masked && j > i) return `${where}被因果掩码遮住（0%）`;
-    return where + pctText(ex.weights[masked ? "causal" : "none"][i][j]);
+    return `${where}${shown}%`;
   }
 
   function draw(keepFocus) {
@@ -55,10 +55,11 @@ export function mount(root, data) {
       ex.tokens.map((t) => h("th", { scope: "col" }, t)),
       h("th", { scope: "col", class: "heat-sum" }, "合计"))),
     h("tbody", {}, ex.tokens.map((tok, i) => {
+      const shown = pctRow(weights[i]); // a row's whole percents add up to 100
       const row = weights[i].map((w, j) => {
         const off = masked && j > i;
         const cell = h("td", { role: "gridcell", class: `heat-cell${off ? " is-masked" : ""}`, tabindex: "-1",
-          "data-row": i, "data-col": j, "aria-label": describe(ex, i, j) }, off ? "—" : String(pct(w)));
+          "data-row": i, "data-col": j, "aria-label": describe(ex, i, j, shown[j]) }, off ? "—" : String(shown[j]));
         if (!off) shade(cell, w);
         cells.push(cell);
         return cell;
@@ -69,7 +70,7 @@ export function mount(root, data) {
     at(...active).tabIndex = 0;
 
     const show = (cell) => {
-      readout.textContent = describe(ex, +cell.dataset.row, +cell.dataset.col);
+      readout.textContent = cell.getAttribute("aria-label");
     };
     const focusCell = (i, j) => {
       at(...active).tabIndex = -1;

@@ -1,7 +1,7 @@
 // Multi-head attention: the same sentence through h heads side by side (one small heatmap per head with
 // its pattern label), then the concatenation of the head outputs (coloured by head) and the output
 // after W_O. Choosing a token highlights that row everywhere.
-import { choiceButtons, h, liveRegion, note, num, pctText, shade } from "./common.js";
+import { choiceButtons, h, liveRegion, note, num, pctRow, shade } from "./common.js";
 
 export function mount(root, data) {
   const body = root.querySelector(".widget-body");
@@ -17,10 +17,11 @@ export function mount(root, data) {
       h("thead", {}, h("tr", {}, h("th", { scope: "col" }, h("span", { class: "visually-hidden" }, "Query ＼ Key")),
         tokens.map((t) => h("th", { scope: "col" }, t)))),
       h("tbody", {}, tokens.map((t, i) => {
+        const shown = pctRow(w[i]);
         const tr = h("tr", {}, h("th", { scope: "row" }, t), w[i].map((x, j) => {
           const off = data.causal && j > i;
-          const cell = h("td", { class: `heat-cell${off ? " is-masked" : ""}`, title: `${t} → ${tokens[j]}：${pctText(x)}` },
-            off ? "" : String(Math.round(x * 100)));
+          const cell = h("td", { class: `heat-cell${off ? " is-masked" : ""}`, title: `${t} → ${tokens[j]}：${shown[j]}%` },
+            off ? "" : String(shown[j]));
           if (!off) shade(cell, x);
           return cell;
         }));
@@ -54,7 +55,7 @@ export function mount(root, data) {
     rows.forEach((trs, r) => trs.forEach((tr) => tr.classList.toggle("is-selected", r === i)));
     const lines = weights.map((w, k) => {
       const top = w[i].indexOf(Math.max(...w[i]));
-      return `头 ${k}（${data.head_labels[k]}）：“${tokens[i]}”最关注“${tokens[top]}”${pctText(w[i][top])}`;
+      return `头 ${k}（${data.head_labels[k]}）：“${tokens[i]}”最关注“${tokens[top]}”${pctRow(w[i])[top]}%`;
     });
     summary.replaceChildren(...lines.map((t) => h("li", {}, t)));
     if (announce) live.textContent = lines.join("；");

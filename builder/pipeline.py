@@ -23,7 +23,7 @@ from .content import load_site
 from .errors import AssetError, BuildFailed, Code, Problems
 from .markdown import create_markdown
 from .model import BuildOptions, BuildResult, Page, ParseContext, SiteSource, SourcePage
-from .widgets import prepare_widget, render_widget
+from .widgets import prepare_widget, quote_widget, render_widget
 
 
 def build_site(options: BuildOptions | None = None) -> BuildResult:
@@ -82,7 +82,7 @@ def load(options: BuildOptions, problems: Problems) -> SiteSource:
 
 def markdown_parser(options: BuildOptions) -> MarkdownIt:
     return create_markdown(content_dir=options.content_dir, prepare_widget=prepare_widget,
-                           render_widget=render_widget, render_cell=render_cell)
+                           render_widget=render_widget, render_cell=render_cell, quote_widget=quote_widget)
 
 
 def body_stages(md: MarkdownIt, site: SiteSource, sources: list[SourcePage], options: BuildOptions) -> tuple[list[Page], int]:

@@ -23,10 +23,11 @@ from .links import links_plugin
 from .math import math_plugin
 from .quiz import quiz_plugin
 from .widget import WidgetPrepare, widget_plugin
+from .widget_quote import WidgetQuote, widget_quote_plugin
 
 
 def create_markdown(*, content_dir: Path, prepare_widget: WidgetPrepare, render_widget: Callable[[Any], str],
-                    render_cell: Callable[[Any, bool], str]) -> MarkdownIt:
+                    render_cell: Callable[[Any, bool], str], quote_widget: WidgetQuote) -> MarkdownIt:
     """The site's parser. Every directive plugin is added before the unknown-directive check, which must come
     last: it reports the ```{…} fences no plugin claimed."""
     md = MarkdownIt("commonmark", {"html": True, "typographer": False, "highlight": highlight}).enable("table").enable("strikethrough")
@@ -36,6 +37,7 @@ def create_markdown(*, content_dir: Path, prepare_widget: WidgetPrepare, render_
     links_plugin(md)
     figure_plugin(md, content_dir=content_dir)
     widget_plugin(md, prepare=prepare_widget, render=render_widget)
+    widget_quote_plugin(md, render=quote_widget)
     code_cell_plugin(md, render=render_cell)
     quiz_plugin(md)
     unknown_directive_plugin(md)

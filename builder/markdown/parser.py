@@ -21,6 +21,7 @@ from .headings import headings_plugin
 from .highlight import highlight
 from .links import links_plugin
 from .math import math_plugin
+from .math_nobreak import math_nobreak_plugin
 from .quiz import quiz_plugin
 from .widget import WidgetPrepare, widget_plugin
 from .widget_quote import WidgetQuote, widget_quote_plugin
@@ -32,6 +33,7 @@ def create_markdown(*, content_dir: Path, prepare_widget: WidgetPrepare, render_
     last: it reports the ```{…} fences no plugin claimed."""
     md = MarkdownIt("commonmark", {"html": True, "typographer": False, "highlight": highlight}).enable("table").enable("strikethrough")
     math_plugin(md)
+    math_nobreak_plugin(md)
     callout_plugin(md)
     headings_plugin(md)
     links_plugin(md)

@@ -5,9 +5,11 @@ import { initProgress } from "./site/progress.js";
 import { initQuizzes } from "./site/quiz.js";
 import { initSearch } from "./site/search.js";
 import { initPrint, initReadingProgress, keepWidgetFallbacksForPrint } from "./site/reading.js";
+import { initScrollHints } from "./site/scroll-hint.js";
 
 // Widgets are mounted by their own scripts (assets/widget-<name>.js), loaded after this one on pages that have them.
-const features = [initToc, keepWidgetFallbacksForPrint, initProgress, initQuizzes, initSearch, initReadingProgress, initPrint];
+const features = [initToc, keepWidgetFallbacksForPrint, initProgress, initQuizzes, initSearch, initReadingProgress, initPrint,
+  initScrollHints];
 
 function start() {
   for (const init of features) {

@@ -32,7 +32,9 @@ export function mount(root, data) {
       h("figcaption", {}, h("span", { class: "mh-head-name" }, `头 ${k}`), data.head_labels[k]), table);
   });
 
-  const matrix = (values, labels, caption, colClass) => h("div", { class: "mh-matrix" },
+  // Focusable and named: on a phone the matrix scrolls sideways, and a scrollable box must be reachable by keyboard.
+  const matrix = (values, labels, caption, colClass) => h("div", { class: "mh-matrix", tabindex: "0", role: "group",
+    "aria-label": `${caption}（可左右滚动）` },
     h("table", { class: "num-table" }, h("caption", {}, caption),
       h("thead", {}, h("tr", {}, h("th", { scope: "col" }, h("span", { class: "visually-hidden" }, "词")),
         labels.map((l, j) => h("th", { scope: "col", class: colClass ? colClass(j) : null }, l)))),

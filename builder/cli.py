@@ -57,6 +57,8 @@ def main(argv: list[str] | None = None) -> int:
         n = len(failed.problems)
         print(f"build failed: {n} problem{'s' if n != 1 else ''}; {options.out_dir} left unchanged", file=sys.stderr)
         return 1
+    for warning in result.warnings:
+        print(warning, file=sys.stderr)
     print(result.summary())
     if args.zip:
         from .zipsite import ZIP_NAME, zip_site

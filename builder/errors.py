@@ -2,7 +2,9 @@
 
 Every problem names the source file and a 1-based line, so an author can jump straight to it:
     content/attention.md:42: unknown widget option 'colour' [widget.option]
-A build collects every problem it can before giving up, then exits 1 if any of them is an error.
+A build collects every problem it can before giving up, then exits 1 if any of them is an error. A warning
+(e.g. a glossary synonym where the chosen term is expected) is printed the same way, with "warning: " before
+the message, and never stops the build.
 """
 from __future__ import annotations
 
@@ -42,6 +44,13 @@ class Code(str, enum.Enum):
     """A theme template failed to render."""
     ASSET = "asset"
     """A front-end asset could not be built or copied."""
+    GLOSSARY = "glossary"
+    """content/glossary.yml is malformed, or the prose uses a synonym where the glossary's term is expected."""
+
+
+class Severity(str, enum.Enum):
+    ERROR = "error"  # stops the build
+    WARNING = "warning"  # printed, never stops the build
 
 
 @dataclass(frozen=True)
@@ -50,26 +59,41 @@ class Problem:
     path: str  # project-relative, e.g. "content/attention.md"
     line: int | None  # 1-based; None when a whole file is concerned
     message: str
+    severity: Severity = Severity.ERROR
 
     def __str__(self) -> str:
         where = f"{self.path}:{self.line}" if self.line else self.path
-        return f"{where}: {self.message} [{self.code.value}]"
+        kind = "warning: " if self.severity is Severity.WARNING else ""
+        return f"{where}: {kind}{self.message} [{self.code.value}]"
 
 
 @dataclass
 class Problems:
-    """An ordered collection of problems found during one build."""
+    """An ordered collection of problems found during one build. It is true when it holds an error (what stops
+    a stage); warnings are kept alongside and only printed."""
 
     items: list[Problem] = field(default_factory=list)
 
-    def add(self, code: Code, path: str | Path, line: int | None, message: str) -> None:
-        self.items.append(Problem(code, str(path), line, message))
+    def add(self, code: Code, path: str | Path, line: int | None, message: str,
+            severity: Severity = Severity.ERROR) -> None:
+        self.items.append(Problem(code, str(path), line, message, severity))
+
+    def warn(self, code: Code, path: str | Path, line: int | None, message: str) -> None:
+        self.add(code, path, line, message, Severity.WARNING)
+
+    @property
+    def errors(self) -> list[Problem]:
+        return [p for p in self.items if p.severity is Severity.ERROR]
+
+    @property
+    def warnings(self) -> list[Problem]:
+        return [p for p in self.items if p.severity is Severity.WARNING]
 
     def extend(self, other: "Problems") -> None:
         self.items.extend(other.items)
 
     def __bool__(self) -> bool:
-        return bool(self.items)
+        return bool(self.errors)
 
     def __len__(self) -> int:
         return len(self.items)

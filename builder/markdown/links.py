@@ -13,6 +13,7 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from ..model import Link, parse_context
+from .directive import inline_children
 
 SCHEME_RE = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
 
@@ -29,21 +30,15 @@ def split_href(href: str) -> tuple[str, str]:
 def links_plugin(md: MarkdownIt) -> None:
     def collect(state: Any) -> None:
         links = parse_context(state.env).facts.links
-        for token in state.tokens:
-            if token.type != "inline" or not token.children:
-                continue
-            line = token.map[0] if token.map else 0
-            for child in token.children:
-                if child.type in ("softbreak", "hardbreak"):
-                    line += 1
-                elif child.type == "link_open":
-                    href = str(child.attrGet("href") or "")
-                    if is_internal(href):
-                        links.append(Link(href, line))
-                    else:
-                        child.attrSet("rel", "noopener noreferrer")
-                        child.attrSet("target", "_blank")
-                        child.attrJoin("class", "external")
+        for child, line in inline_children(state.tokens):
+            if child.type == "link_open":
+                href = str(child.attrGet("href") or "")
+                if is_internal(href):
+                    links.append(Link(href, line))
+                else:
+                    child.attrSet("rel", "noopener noreferrer")
+                    child.attrSet("target", "_blank")
+                    child.attrJoin("class", "external")
 
     md.core.ruler.push("collect_links", collect)
 

@@ -20,6 +20,7 @@ from markdown_it.token import Token
 
 from ..errors import Code
 from ..model import parse_context
+from .directive import inline_children
 
 ROLE = "{data}`"
 # A number typed by hand in the shape the widgets show ("他 → 小明 50%"): it must come from the data instead.
@@ -46,24 +47,18 @@ def widget_quote_plugin(md: MarkdownIt, *, render: WidgetQuote) -> None:
     def resolve(state: Any) -> None:
         context = parse_context(state.env)
         widgets = [t.meta["widget"] for t in state.tokens if t.type == "widget" and t.meta.get("widget") is not None]
-        for token in state.tokens:
-            if token.type != "inline" or not token.children:
-                continue
-            line = token.map[0] if token.map else 0
-            for child in token.children:
-                if child.type in ("softbreak", "hardbreak"):
-                    line += 1
-                elif child.type == "text" and widgets and TYPED_QUOTE_RE.search(child.content):
-                    typed = TYPED_QUOTE_RE.search(child.content).group(0)
+        for child, line in inline_children(state.tokens):
+            if child.type == "text" and widgets and TYPED_QUOTE_RE.search(child.content):
+                typed = TYPED_QUOTE_RE.search(child.content).group(0)
+                context.problems.add(Code.WIDGET, context.rel, context.line_offset + line + 1,
+                                     f"'{typed}' quotes a widget's number by hand: write it as "
+                                     "{data}`<kind> <query>→<key>` so it is taken from the widget's data")
+            elif child.type == "widget_quote":
+                try:
+                    child.meta["text"] = render(widgets, child.content)
+                except ValueError as exc:
                     context.problems.add(Code.WIDGET, context.rel, context.line_offset + line + 1,
-                                         f"'{typed}' quotes a widget's number by hand: write it as "
-                                         "{data}`<kind> <query>→<key>` so it is taken from the widget's data")
-                elif child.type == "widget_quote":
-                    try:
-                        child.meta["text"] = render(widgets, child.content)
-                    except ValueError as exc:
-                        context.problems.add(Code.WIDGET, context.rel, context.line_offset + line + 1,
-                                             f"{{data}}`{child.content}`: {exc}")
+                                         f"{{data}}`{child.content}`: {exc}")
 
     md.core.ruler.push("widget_quote", resolve)
 

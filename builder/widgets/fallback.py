@@ -115,11 +115,11 @@ def heat_background(w: float, scheme: str) -> tuple[int, int, int]:
     t = round(w, SHADE_DECIMALS)
     lo, hi = _oklab(HEAT_COLOURS[scheme]["lo"]), _oklab(HEAT_COLOURS[scheme]["hi"])
     L, a, b = (h * t + o * (1 - t) for h, o in zip(hi, lo))
-    l, m, s = ((L + 0.3963377774 * a + 0.2158037573 * b) ** 3, (L - 0.1055613458 * a - 0.0638541728 * b) ** 3,
-               (L - 0.0894841775 * a - 1.2914855480 * b) ** 3)
-    rgb = (4.0767416621 * l - 3.3077115913 * m + 0.2309699292 * s,
-           -1.2684380046 * l + 2.6097574011 * m - 0.3413193965 * s,
-           -0.0041960863 * l - 0.7034186147 * m + 1.7076147010 * s)
+    cl, cm, cs = ((L + 0.3963377774 * a + 0.2158037573 * b) ** 3, (L - 0.1055613458 * a - 0.0638541728 * b) ** 3,
+                  (L - 0.0894841775 * a - 1.2914855480 * b) ** 3)  # the LMS cone responses
+    rgb = (4.0767416621 * cl - 3.3077115913 * cm + 0.2309699292 * cs,
+           -1.2684380046 * cl + 2.6097574011 * cm - 0.3413193965 * cs,
+           -0.0041960863 * cl - 0.7034186147 * cm + 1.7076147010 * cs)
     gamma = (12.92 * c if c <= 0.0031308 else 1.055 * c ** (1 / 2.4) - 0.055 for c in rgb)
     return tuple(round(min(1.0, max(0.0, c)) * 255) for c in gamma)  # type: ignore[return-value]
 

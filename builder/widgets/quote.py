@@ -2,7 +2,7 @@
 
 The spec is `<kind> [selectors] <query>→<key>` (temperature: `<kind> T=<t> <key>`), read against the first
 widget of that kind on the page:
-- `heatmap <example-id> [因果掩码|无掩码] it→animal` (mask: the widget's initial state unless given)
+- `heatmap <example-id> [因果遮罩|无遮罩] it→animal` (mask: the widget's initial state unless given)
 - `query-focus 他→小明`, `step-calculator 我→爱`
 - `multi-head 头1 他→小明`
 - `temperature T=1 小明`
@@ -53,10 +53,10 @@ def quote_widget(widgets: Sequence[Any], spec: str) -> str:
     if kind == "heatmap":
         ids = [e["id"] for e in data["examples"]]
         example = next((s for s in selectors if s in ids), ids[0])
-        masks = {"因果掩码": "causal", "无掩码": "none"}
+        masks = {"因果遮罩": "causal", "无遮罩": "none"}
         mask = next((masks[s] for s in selectors if s in masks), data["mask"])
         if any(s not in ids and s not in masks for s in selectors):
-            raise unexpected(f"an example id of the widget ({', '.join(ids)}), 因果掩码, 无掩码")
+            raise unexpected(f"an example id of the widget ({', '.join(ids)}), 因果遮罩, 无遮罩")
         ex = data["examples"][ids.index(example)]
         value = _cell(ex["tokens"], ex["weights"][mask], target)
     elif kind in ("query-focus", "step-calculator"):

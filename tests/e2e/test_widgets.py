@@ -57,7 +57,7 @@ def bar_values(root) -> list[str]:
 def test_heatmap_hover_mask_toggle_and_keyboard(page):
     root = open_widget(page, MODULE, "heatmap")
     readout = root.locator(".heat-readout")
-    toggle = root.get_by_role("button", name="因果掩码")
+    toggle = root.get_by_role("button", name="因果遮罩")
     assert toggle.get_attribute("aria-pressed") == "true"  # the page asks for `mask: causal`
     cat = get_example("cat-fast")
     assert root.locator("td.is-masked").count() == cat.length * (cat.length - 1) // 2

@@ -3,15 +3,13 @@ at least 4.5:1), light and dark, over the whole scale — one rule in builder/wi
 theme/js/widgets/common.js (run in Node here), on the colours theme/css/widgets.css really uses."""
 from __future__ import annotations
 
-import json
 import re
 import shutil
-import subprocess
 
 import pytest
 
 from builder.widgets.fallback import HEAT_COLOURS, _hex_rgb, contrast, heat_background, high_ink, ink_classes
-from tests.conftest import ROOT
+from tests.conftest import ROOT, run_js_module
 
 SCALE = [k / 100 for k in range(101)]  # --w is written to 2 decimals: these are all the backgrounds there are
 
@@ -55,13 +53,11 @@ def test_the_fallback_tables_carry_the_chosen_ink() -> None:
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="needs Node")
 def test_the_widgets_choose_exactly_like_the_build(tmp_path) -> None:
-    shutil.copy(ROOT / "theme" / "js" / "widgets" / "common.js", tmp_path / "common.mjs")
     script = ("import { inkClasses, heatBackground, HEAT_COLOURS } from './common.mjs';"
               "const scale = [...Array(101).keys()].map((k) => k / 100);"
               "process.stdout.write(JSON.stringify({colours: HEAT_COLOURS, ink: scale.map(inkClasses),"
               " bg: scale.map((w) => [heatBackground(w, 'light'), heatBackground(w, 'dark')])}));")
-    out = json.loads(subprocess.run(["node", "--input-type=module", "-e", script], cwd=tmp_path,
-                                    capture_output=True, text=True, check=True).stdout)
+    out = run_js_module(tmp_path, {"common.mjs": ROOT / "theme" / "js" / "widgets" / "common.js"}, script)
     assert out["colours"] == HEAT_COLOURS
     assert out["ink"] == [ink_classes(w) for w in SCALE]
     assert out["bg"] == [[list(heat_background(w, "light")), list(heat_background(w, "dark"))] for w in SCALE]

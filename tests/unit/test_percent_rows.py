@@ -6,13 +6,12 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import subprocess
 
 import pytest
 
 from builder.widgets import all_widgets
 from builder.widgets.fallback import percent_row
-from tests.conftest import ROOT
+from tests.conftest import ROOT, run_js_module
 from tests.plugin_harness import render_snippet
 
 DATA_RE = re.compile(r'<script type="application/json" class="widget-data">(.*?)</script>', re.S)
@@ -94,12 +93,9 @@ def test_every_row_of_every_widget_sums_to_100(name: str, body: str) -> None:
 @pytest.mark.skipif(shutil.which("node") is None, reason="needs Node")
 def test_the_widgets_round_every_row_exactly_like_the_fallback(tmp_path) -> None:
     rows = [row for name, body in CASES for row in weight_rows(rendered(name, body)[1])]
-    shutil.copy(ROOT / "theme" / "js" / "widgets" / "common.js", tmp_path / "common.mjs")
-    (tmp_path / "rows.json").write_text(json.dumps(rows))
     script = ("import { pctRow } from './common.mjs'; import { readFileSync } from 'node:fs';"
-              "const rows = JSON.parse(readFileSync('rows.json', 'utf8'));"
+              "const rows = JSON.parse(readFileSync('data.json', 'utf8'));"
               "process.stdout.write(JSON.stringify(rows.map(pctRow)));")
-    out = subprocess.run(["node", "--input-type=module", "-e", script], cwd=tmp_path, capture_output=True,
-                         text=True, check=True).stdout
-    assert json.loads(out) == [percent_row(row) for row in rows]
-    assert all(sum(r) == 100 for r in json.loads(out))
+    out = run_js_module(tmp_path, {"common.mjs": ROOT / "theme" / "js" / "widgets" / "common.js"}, script, rows)
+    assert out == [percent_row(row) for row in rows]
+    assert all(sum(r) == 100 for r in out)

@@ -15,7 +15,7 @@ from markdown_it.utils import read_fixture_file
 from tests.plugin_harness import render_snippet
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
-EXTENSIONS = ["callout", "code_cell", "figure", "headings", "links", "math", "math_nobreak", "quiz", "widget", "widget_quote"]
+EXTENSIONS = ["callout", "code_cell", "figure", "glossary", "headings", "links", "math", "math_nobreak", "quiz", "widget", "widget_quote"]
 
 
 def canonical(html: str, problems: list[str]) -> str:

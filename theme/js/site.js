@@ -6,10 +6,11 @@ import { initQuizzes } from "./site/quiz.js";
 import { initSearch } from "./site/search.js";
 import { initPrint, initReadingProgress, keepWidgetFallbacksForPrint } from "./site/reading.js";
 import { initScrollHints } from "./site/scroll-hint.js";
+import { initGlossary } from "./site/glossary.js";
 
 // Widgets are mounted by their own scripts (assets/widget-<name>.js), loaded after this one on pages that have them.
 const features = [initToc, keepWidgetFallbacksForPrint, initProgress, initQuizzes, initSearch, initReadingProgress, initPrint,
-  initScrollHints];
+  initScrollHints, initGlossary];
 
 function start() {
   for (const init of features) {

@@ -99,8 +99,8 @@ export function initSearch(doc) {
       input.setAttribute("aria-expanded", "false");
       return;
     }
-    const { queryTerms, search, highlighted, snippetOf, resultHref, MAX_RESULTS } = engine;
-    const terms = queryTerms(query);
+    const { queryTerms, search, highlighted, snippetOf, resultHref, variantsOf, MAX_RESULTS } = engine;
+    const terms = queryTerms(query).flatMap((term) => variantsOf(index, term)); // highlight 遮罩 for 遮罩 too
     const results = search(index, query);
     results.forEach((result, n) => {
       const [, heading, , text] = index.sections[result.section];

@@ -21,14 +21,14 @@ export function mount(root, data) {
   });
   const maskButton = h("button", { type: "button", class: "toggle", "aria-pressed": String(masked),
     onclick: () => { masked = !masked; maskButton.setAttribute("aria-pressed", String(masked)); draw(true); } },
-  h("span", { class: "toggle-track", "aria-hidden": "true" }), "因果掩码");
+  h("span", { class: "toggle-track", "aria-hidden": "true" }), "因果遮罩");
   const maskLine = h("p", { class: "widget-caption heat-mask-line" });
   const gridWrap = h("div", { class: "heat-scroll" });
   const readout = h("p", { class: "heat-readout", "aria-live": "polite" }, HINT);
   const noteEl = note("");
   const legend = h("div", { class: "heat-legend", "aria-hidden": "true" },
     h("span", {}, "0%"), h("span", { class: "heat-legend-bar" }), h("span", {}, "100%"),
-    h("span", { class: "heat-legend-masked" }, h("span", { class: "heat-cell is-masked" }, "—"), "被掩码遮住"));
+    h("span", { class: "heat-legend-masked" }, h("span", { class: "heat-cell is-masked" }, "—"), "被遮罩挡住"));
 
   body.replaceChildren(
     h("div", { class: "widget-controls" }, examples.el, maskButton),
@@ -36,7 +36,7 @@ export function mount(root, data) {
 
   function describe(ex, i, j, shown) {
     const where = `第 ${i + 1} 行第 ${j + 1} 列：${ex.tokens[i]} → ${ex.tokens[j]}：`;
-    if (masked && j > i) return `${where}被因果掩码遮住（0%）`;
+    if (masked && j > i) return `${where}被因果遮罩遮住（0%）`;
     return `${where}${shown}%`;
   }
 
@@ -98,10 +98,10 @@ export function mount(root, data) {
 
     gridWrap.replaceChildren(table);
     maskLine.textContent = masked
-      ? "因果掩码已开启：灰色的右上角被遮住，每个词只能看自己和前面的词。"
-      : "因果掩码已关闭：每个词都能看到整句话，包括后面的词。";
+      ? "因果遮罩已开启：灰色的右上角被遮住，每个词只能看自己和前面的词。"
+      : "因果遮罩已关闭：每个词都能看到整句话，包括后面的词。";
     noteEl.textContent = ex.note;
-    if (keepFocus) readout.textContent = `${ex.title}，${masked ? "因果掩码开" : "无掩码"}。${HINT}`;
+    if (keepFocus) readout.textContent = `${ex.title}，${masked ? "因果遮罩开" : "无遮罩"}。${HINT}`;
   }
 
   readout.id = `${root.id || "heatmap"}-readout`;

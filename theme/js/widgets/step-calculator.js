@@ -34,7 +34,7 @@ export function mount(root, data) {
     live, note(data.note));
 
   const allowed = (j) => !data.mask || data.mask[query][j];
-  const keyCell = (j, text) => (allowed(j) ? text : "—（被掩码遮住）");
+  const keyCell = (j, text) => (allowed(j) ? text : "—（被遮罩挡住）");
 
   function table(headers, rows, caption) {
     return h("table", { class: "num-table step-table" },

@@ -2,15 +2,12 @@
 404. Its links (the index, every page) and its search must lead into the site from wherever it is shown."""
 from __future__ import annotations
 
-import functools
 import http.server
-import socketserver
-import threading
 from pathlib import Path
 
 import pytest
 
-from tests.e2e.conftest import artifact
+from tests.e2e.conftest import artifact, serve
 
 pytestmark = pytest.mark.e2e
 PREFIX = "/some-repo"
@@ -39,9 +36,7 @@ class _PagesHandler(http.server.SimpleHTTPRequestHandler):
 
 @pytest.fixture(scope="module")
 def pages_base(built_site):
-    server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), functools.partial(_PagesHandler, directory=str(built_site)))
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    server = serve(built_site, _PagesHandler)
     yield f"http://127.0.0.1:{server.server_address[1]}{PREFIX}/"
     server.shutdown()
 

@@ -14,7 +14,7 @@ from typing import Any, Callable
 import yaml
 
 from .errors import Code, Problems
-from .model import PlannedPage, SiteSource, SourcePage
+from .model import GlossaryTerm, PlannedPage, SiteSource, SourcePage
 
 SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 KINDS = ("index", "module", "explainer")
@@ -236,6 +236,45 @@ def _parse_page(path: Path, root: Path, text: str, problems: Problems) -> Source
     return SourcePage(path=path, rel=rel, meta=meta, body=body, body_line=body_line)
 
 
+GLOSSARY_KEYS = ("term", "synonyms", "english", "definition")
+
+
+def load_glossary(content_dir: Path, root: Path, problems: Problems) -> list[GlossaryTerm]:
+    """content/glossary.yml (optional): a list of {term, synonyms, english, definition}; bad entries are errors."""
+    path = content_dir / "glossary.yml"
+    if not path.exists():
+        return []
+    rel = rel_path(path, root)
+    try:
+        node = yaml.compose(path.read_text(encoding="utf-8"), Loader=yaml.SafeLoader)
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        problems.add(Code.GLOSSARY, rel, mark.line + 1 if mark else None, f"not valid YAML: {exc}")
+        return []
+    if not isinstance(data, list) or not isinstance(node, yaml.SequenceNode):
+        problems.add(Code.GLOSSARY, rel, 1, "the glossary is a list of `- term: …` entries")
+        return []
+    terms: list[GlossaryTerm] = []
+    seen: dict[str, int] = {}
+    for entry, item in zip(data, node.value):
+        line = item.start_mark.line + 1
+        if not isinstance(entry, dict) or set(entry) - set(GLOSSARY_KEYS) or not isinstance(entry.get("term"), str) \
+                or not isinstance(entry.get("definition"), str) \
+                or not all(isinstance(x, str) for x in entry.get("synonyms") or []):
+            problems.add(Code.GLOSSARY, rel, line, f"an entry has the keys {', '.join(GLOSSARY_KEYS)} (term and "
+                                                   "definition text, synonyms a list of words)")
+            continue
+        words = [entry["term"], *(entry.get("synonyms") or [])]
+        for word in words:
+            if word in seen:
+                problems.add(Code.GLOSSARY, rel, line, f"'{word}' is already in the glossary (line {seen[word]})")
+            seen[word] = line
+        terms.append(GlossaryTerm(entry["term"], tuple(entry.get("synonyms") or ()), str(entry.get("english") or ""),
+                                  entry["definition"], line))
+    return terms
+
+
 def load_site(content_dir: Path, root: Path, problems: Problems) -> SiteSource:
     """Read site.yml and all pages; problems are collected, never raised."""
     site_file = content_dir / "site.yml"
@@ -268,7 +307,8 @@ def load_site(content_dir: Path, root: Path, problems: Problems) -> SiteSource:
                         planned.append(PlannedPage(entry["slug"], entry["title"], entry.get("kind", "explainer"),
                                                    entry.get("module"), entry.get("summary")))
     site_failed = len(problems) > before_site
-    site = SiteSource(root=root, content_dir=content_dir, series=series, title=title, planned=planned)
+    site = SiteSource(root=root, content_dir=content_dir, series=series, title=title, planned=planned,
+                      glossary=load_glossary(content_dir, root, problems))
     unloaded: set[str] = set()  # slugs of pages that failed to load: reported once, not again as dead prev/next
     for path in sorted(content_dir.glob("*.md")):
         page = load_page(path, root, problems)

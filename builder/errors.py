@@ -53,6 +53,8 @@ class Code(str, enum.Enum):
     """The site could not be written (a full disk, no permission); the previous site is left as it was."""
     ASSET = "asset"
     """A front-end asset could not be built or copied."""
+    GLOSSARY = "glossary"
+    """content/glossary.yml is malformed, or the prose uses a synonym where the glossary's term is expected."""
 
 
 @dataclass(frozen=True)
@@ -70,7 +72,8 @@ class Problem:
 
 @dataclass
 class Problems:
-    """An ordered collection of problems found during one build."""
+    """An ordered collection of problems found during one build. It is true when it holds an error (what stops
+    a stage); warnings are kept alongside and only printed."""
 
     items: list[Problem] = field(default_factory=list)
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .errors import Problems
+from .errors import Problem, Problems
 
 if TYPE_CHECKING:
     from markdown_it.token import Token
@@ -91,6 +91,18 @@ class PlannedPage:
     summary: str | None = None
 
 
+@dataclass(frozen=True)
+class GlossaryTerm:
+    """One entry of content/glossary.yml: the chosen word, the words to avoid (and to search alike), its English
+    name, a one-line definition, and the entry's 1-based line."""
+
+    term: str
+    synonyms: tuple[str, ...]
+    english: str
+    definition: str
+    line: int = 0
+
+
 @dataclass
 class SiteSource:
     root: Path  # project root (for relative paths in messages)
@@ -99,6 +111,7 @@ class SiteSource:
     title: str
     pages: list[SourcePage] = field(default_factory=list)
     planned: list[PlannedPage] = field(default_factory=list)
+    glossary: list[GlossaryTerm] = field(default_factory=list)
 
     def page(self, slug: str) -> SourcePage | None:
         return next((p for p in self.pages if p.slug == slug), None)
@@ -268,7 +281,7 @@ class BuildResult:
     seconds: float
     out_dir: Path
     files: dict[str, bytes] = field(default_factory=dict)
-    warnings: list[Any] = field(default_factory=list)  # errors.Problem with warning=True, printed by the CLI
+    warnings: list[Problem] = field(default_factory=list)  # printed by the CLI; they never fail a build
 
     def summary(self) -> str:
         return (f"built {self.pages} pages, {self.formulas} formulas ({self.formulas_rendered} typeset, rest cached) "

@@ -216,7 +216,25 @@ def render_pages(site: SiteSource, pages: list[Page], options: BuildOptions, pro
         files[page.source.url] = html.replace(BODY_PLACEHOLDER, page.body_html).encode("utf-8")
     if store is not None and fresh:
         store.put_many(fresh)
+    files[NOT_FOUND_PAGE] = render_not_found(env, site, entries, asset_urls.get("favicon.svg", ""), problems)
     return files
+
+
+NOT_FOUND_PAGE = "404.html"
+
+
+def render_not_found(env: jinja2.Environment, site: SiteSource, entries: list[dict[str, Any]], favicon: str,
+                     problems: Problems) -> bytes:
+    """404.html for GitHub Pages: self-contained (inline style), links to the index, the search and every page;
+    its script rewrites the links from the site's root, since the page is served at any depth."""
+    try:
+        html = with_csp(env.get_template("404.html").render(site={"series": site.series, "title": site.title},
+                                                            pages=[e for e in entries if e.get("url")], favicon=favicon,
+                                                            csp=CSP_PLACEHOLDER))
+    except jinja2.TemplateError as exc:
+        problems.add(Code.TEMPLATE, "theme/templates/404.html", getattr(exc, "lineno", None), str(exc))
+        return b""
+    return html.encode("utf-8")
 
 
 def font_preloads_for(options: BuildOptions, pages: list[Page],

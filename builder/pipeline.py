@@ -21,11 +21,11 @@ from . import assets, checks, output, page_cache, pages, search_index
 from . import cache as cachestore
 from . import katex
 from .cells import render_cell, run_page_cells
-from .content import load_site
+from .content import load_glossary, load_site
 from .errors import AssetError, BuildFailed, Code, Problems
 from .markdown import create_markdown
 from .model import BuildOptions, BuildResult, Page, ParseContext, SiteSource, SourcePage
-from .widgets import prepare_widget, render_widget
+from .widgets import prepare_widget, quote_widget, render_widget
 
 
 def build_site(options: BuildOptions | None = None) -> BuildResult:
@@ -51,7 +51,7 @@ def build_site(options: BuildOptions | None = None) -> BuildResult:
     files = dict(build_assets(options, problems))  # a copy: the cached dict is shared with later builds
     if not problems:
         files.update(assets.page_image_files(built))
-        files.update(search_index_stage(options, built))  # before the pages: they link it with its hash
+        files.update(search_index_stage(options, built, site))  # before the pages: they link it with its hash
         files.update(katex_assets(options, files, built))
         files.update(pages_stage(options, site, built, assets.asset_urls(files), problems))
         for page in built:  # data files the pages' widgets made (loaded on first interaction)
@@ -88,8 +88,11 @@ def load(options: BuildOptions, problems: Problems) -> SiteSource:
 
 
 def markdown_parser(options: BuildOptions) -> MarkdownIt:
+    # The glossary's problems are reported by the load stage; here it is only read.
+    glossary = load_glossary(options.content_dir, options.root, Problems())
     return create_markdown(content_dir=options.content_dir, prepare_widget=partial(prepare_widget, build=options),
-                           render_widget=render_widget, render_cell=render_cell)
+                           render_widget=render_widget, render_cell=render_cell, quote_widget=quote_widget,
+                           glossary=glossary)
 
 
 def body_stages(md: MarkdownIt, site: SiteSource, sources: list[SourcePage], options: BuildOptions) -> tuple[list[Page], int]:
@@ -159,11 +162,11 @@ def build_assets(options: BuildOptions, problems: Problems) -> dict[str, bytes]:
         return {}
 
 
-def search_index_stage(options: BuildOptions, built: list[Page]) -> dict[str, bytes]:
-    """assets/search-index.js from every page's search sections (computed with its body)."""
+def search_index_stage(options: BuildOptions, built: list[Page], site: SiteSource) -> dict[str, bytes]:
+    """assets/search-index.js from every page's search sections (computed with its body) and the glossary."""
     with cachestore.open_cache(options.cache_dir) as store:
-        return cachestore.cached(store, cachestore.digest("search", page_cache.pages_key(built)),
-                                 lambda: search_index.search_index_files(built))
+        return cachestore.cached(store, cachestore.digest("search", page_cache.pages_key(built), repr(site.glossary)),
+                                 lambda: search_index.search_index_files(built, site.glossary))
 
 
 def katex_assets(options: BuildOptions, files: dict[str, bytes], built: list[Page]) -> dict[str, bytes]:

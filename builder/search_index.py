@@ -18,7 +18,7 @@ from html.parser import HTMLParser
 from typing import Iterable
 
 from .bundle import browser_data_script
-from .model import Page, SearchSection
+from .model import GlossaryTerm, Page, SearchSection
 
 INDEX_FILE = "assets/search-index.js"
 INDEX_VERSION = 1
@@ -32,7 +32,7 @@ SECTION_TAGS = {"h2", "h3", "h4"}
 # kept), the TeX source inside MathML, permalink "#", interactive controls, widgets' number tables and data,
 # and code cells' outputs.
 SKIP_TAGS = {"script", "style", "template", "svg", "annotation", "button", "noscript", "select", "textarea"}
-SKIP_CLASSES = {"heading-anchor", "katex-html", "cell-output", "quiz-actions", "quiz-result", "widget-body"}
+SKIP_CLASSES = {"gloss-tip", "heading-anchor", "katex-html", "cell-output", "quiz-actions", "quiz-result", "widget-body"}
 BLOCK_TAGS = {"p", "div", "li", "ul", "ol", "section", "aside", "figure", "figcaption", "table", "tr", "td", "th",
               "pre", "blockquote", "details", "summary", "h1", "h2", "h3", "h4", "h5", "h6", "br", "legend", "dd", "dt"}
 VOID_TAGS = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
@@ -59,7 +59,7 @@ class _SectionSplitter(HTMLParser):
         if self.skip_stack or tag in SKIP_TAGS or classes & SKIP_CLASSES:
             self.skip_stack.append(tag)
             return
-        if tag in SECTION_TAGS:
+        if tag in SECTION_TAGS and "quiz-heading" not in classes:  # a quiz's question stays in its section
             ident = dict(attrs).get("id") or ""
             self.heading = {"heading": "", "id": ident, "parts": []}
             self.sections.append(self.heading)
@@ -76,7 +76,7 @@ class _SectionSplitter(HTMLParser):
             if self.skip_stack[-1] == tag:
                 self.skip_stack.pop()
             return
-        if tag in SECTION_TAGS and self.heading is not None:
+        if tag in SECTION_TAGS and self.heading is not None:  # a quiz heading never opened one
             self.heading = None
             return
         if tag in BLOCK_TAGS:
@@ -319,8 +319,11 @@ def index_script(index: dict) -> bytes:
     return browser_data_script("search", "index", payload)
 
 
-def search_index_files(pages: list[Page]) -> dict[str, bytes]:
-    """{"assets/search-index.js": …} for the rendered pages (the index page is not searched)."""
+def search_index_files(pages: list[Page], glossary: list[GlossaryTerm] | None = None) -> dict[str, bytes]:
+    """{"assets/search-index.js": …} for the rendered pages (the index page is not searched). The glossary's
+    groups of words (term, synonyms, English) go along: the browser searches a query's word as any of its group."""
     entries = [(p.source.url, p.source.title, p.facts.search_sections if p.facts.search_sections is not None
                 else page_search_sections(p.source.title, p.body_html)) for p in pages if p.source.kind != "index"]
-    return {INDEX_FILE: index_script(build_index_from_sections(entries))}
+    index = build_index_from_sections(entries)
+    index["synonyms"] = [[t.term, *t.synonyms, *([t.english.lower()] if t.english else [])] for t in glossary or []]
+    return {INDEX_FILE: index_script(index)}

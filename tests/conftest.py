@@ -58,3 +58,19 @@ def copy_content(dest: Path) -> Path:
 
 
 __all__ = ["ROOT", "TEST_CACHE", "build", "BuildFailed", "copy_content"]
+
+
+def run_js_module(tmp_path: Path, modules: dict[str, Path], script: str, data: object = None):
+    """Run `script` as an ES module in Node inside `tmp_path`, with each theme module copied in under its given
+    .mjs name (theme files are plain .js, which Node would read as CommonJS) and `data` as ./data.json; returns
+    the JSON the script writes to stdout."""
+    import json
+    import subprocess
+
+    for name, source in modules.items():
+        shutil.copy(source, tmp_path / name)
+    if data is not None:
+        (tmp_path / "data.json").write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    out = subprocess.run(["node", "--input-type=module", "-e", script], cwd=tmp_path, capture_output=True,
+                         text=True, check=True).stdout
+    return json.loads(out)

@@ -96,7 +96,8 @@ def render_cell(cell: Cell, first: bool) -> str:
     )
     # Focusable (tabindex): the reader can scroll it with the keyboard and run it with Ctrl/⌘+Enter before
     # the editor has loaded; cells.js adds the key handling and later swaps this <pre> for CodeMirror.
-    source = (f'<div class="cell-editor"><pre class="cell-source" tabindex="0" '
+    # role="group": a bare <pre> may not carry a name (ARIA in HTML).
+    source = (f'<div class="cell-editor"><pre class="cell-source" role="group" tabindex="0" '
               f'aria-label="Python 代码（单元 {escapeHtml(cell.id)}）"><code class="language-python">'
               f'{code_html}</code></pre></div>')
     notice = '<div class="cell-notice" role="status" hidden></div>'
@@ -104,7 +105,9 @@ def render_cell(cell: Cell, first: bool) -> str:
     if cell.hide:
         inner = (f'<details class="cell-setup"><summary>准备代码（已折叠；运行下方单元前会自动执行）</summary>'
                  f'{inner}</details>')
-    html = f'<section class="code-cell" {" ".join(attrs)} aria-label="{label} {escapeHtml(cell.id)}">{inner}</section>\n'
+    # A named region (a <div role="region">, not a <section>: a section without a heading is invalid).
+    html = (f'<div class="code-cell" role="region" {" ".join(attrs)} aria-label="{label} {escapeHtml(cell.id)}">'
+            f'{inner}</div>\n')
     if first:
         bar = ('<div class="cells-bar" role="group" aria-label="本页代码">'
                f'<button type="button" class="cell-btn cells-run-all" data-action="run-all" disabled>▶▶ 全部运行</button>'

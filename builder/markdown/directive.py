@@ -7,7 +7,7 @@ Unknown `{…}` fences are reported by `unknown_directive_plugin`.
 from __future__ import annotations
 
 import re
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
@@ -25,6 +25,18 @@ def source_line(env: dict, token: Token, offset: int = 0) -> int:
     """1-based line in the source file of `token` (plus `offset` lines into its block)."""
     start = token.map[0] if token.map else 0
     return parse_context(env).line_offset + start + 1 + offset
+
+
+def inline_children(tokens: Sequence[Token]) -> Iterator[tuple[Token, int]]:
+    """Every child of every inline token with its 0-based line in the page body (soft/hard breaks count)."""
+    for token in tokens:
+        if token.type != "inline" or not token.children:
+            continue
+        line = token.map[0] if token.map else 0
+        for child in token.children:
+            if child.type in ("softbreak", "hardbreak"):
+                line += 1
+            yield child, line
 
 
 def report(env: dict, code: Code, token: Token, message: str, offset: int = 0) -> None:

@@ -18,6 +18,18 @@ from .directive import register_directive, report
 
 SVG_NS = "{http://www.w3.org/2000/svg}"
 FIGURE_OPTIONS = {"caption", "alt"}
+MIN_TEXT_PX = 12  # the smallest label must render at least this large, also on a 390 px phone
+FONT_SIZE_RE = re.compile(r"font-size\s*[:=]\s*\"?\s*([0-9.]+)(?:px)?")
+DEFAULT_SVG_FONT_PX = 16.0
+
+
+def min_width_px(svg: str) -> int:
+    """The narrowest the drawing may be shown so its smallest text is still MIN_TEXT_PX: viewBox width × 12 ÷ the
+    smallest font size (user units). Narrower screens scroll it sideways (theme/js/site/scroll-hint.js)."""
+    box = re.search(r'viewBox="\s*[-0-9.]+[ ,]+[-0-9.]+[ ,]+([0-9.]+)', svg)
+    sizes = [float(x) for x in FONT_SIZE_RE.findall(svg)] or [DEFAULT_SVG_FONT_PX]
+    width = float(box.group(1)) if box else 0.0
+    return int(-(-width * MIN_TEXT_PX // min(sizes)))  # ceiling
 
 
 def check_svg(text: str) -> str | None:
@@ -85,6 +97,10 @@ def figure_plugin(md: MarkdownIt, *, content_dir: Path) -> None:
         svg = svg.replace("<svg", '<svg class="figure-svg" focusable="false"', 1)
         caption = options.get("caption")
         cap_html = f"<figcaption>{md.renderInline(str(caption), env)}</figcaption>" if caption else ""
-        return f'<figure class="figure">{svg}{cap_html}</figure>\n'
+        # On a screen narrower than the drawing's minimum width the box scrolls sideways; theme/js/site/scroll-hint.js
+        # then makes it focusable (arrow keys scroll it), fades the hidden side and shows the hint.
+        scroll = (f'<div class="figure-scroll" style="--figure-min-width: {min_width_px(svg)}px">{svg}</div>'
+                  '<p class="figure-scroll-hint" aria-hidden="true">← 左右滑动查看整张图 →</p>')
+        return f'<figure class="figure">{scroll}{cap_html}</figure>\n'
 
     register_directive(md, "figure", render)

@@ -14,6 +14,7 @@ from markdown_it.token import Token
 
 from ..errors import Code
 from ..model import Link, parse_context
+from .directive import inline_children
 
 SCHEME_RE = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
 UNSAFE_SCHEMES = ("file:", "javascript:", "vbscript:", "data:")  # a reader's own disk, or script: never linked
@@ -34,26 +35,20 @@ def links_plugin(md: MarkdownIt) -> None:
     md.validateLink = lambda url: True  # type: ignore[method-assign]
     def collect(state: Any) -> None:
         links = parse_context(state.env).facts.links
-        for token in state.tokens:
-            if token.type != "inline" or not token.children:
-                continue
-            line = token.map[0] if token.map else 0
-            for child in token.children:
-                if child.type in ("softbreak", "hardbreak"):
-                    line += 1
-                elif child.type == "link_open":
-                    href = str(child.attrGet("href") or "")
-                    if href.lower().startswith(UNSAFE_SCHEMES):
-                        context = parse_context(state.env)
-                        context.problems.add(Code.LINK, context.rel, context.line_offset + line + 1,
-                                             f"link '{unquote(href)}': '{href.split(':')[0].lower()}:' URLs are not "
-                                             "allowed (link a page of the site or an https:// address)")
-                    elif is_internal(href):
-                        links.append(Link(href, line))
-                    else:
-                        child.attrSet("rel", "noopener noreferrer")
-                        child.attrSet("target", "_blank")
-                        child.attrJoin("class", "external")
+        for child, line in inline_children(state.tokens):
+            if child.type == "link_open":
+                href = str(child.attrGet("href") or "")
+                if href.lower().startswith(UNSAFE_SCHEMES):
+                    context = parse_context(state.env)
+                    context.problems.add(Code.LINK, context.rel, context.line_offset + line + 1,
+                                         f"link '{unquote(href)}': '{href.split(':')[0].lower()}:' URLs are not "
+                                         "allowed (link a page of the site or an https:// address)")
+                elif is_internal(href):
+                    links.append(Link(href, line))
+                else:
+                    child.attrSet("rel", "noopener noreferrer")
+                    child.attrSet("target", "_blank")
+                    child.attrJoin("class", "external")
 
     md.core.ruler.push("collect_links", collect)
 

@@ -9,31 +9,38 @@ checker, formulas for the math stage, cells for the cells stage) before any HTML
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from markdown_it import MarkdownIt
+
+from ..model import GlossaryTerm
 
 from .callout import callout_plugin
 from .code_cell import code_cell_plugin
 from .directive import unknown_directive_plugin
 from .figure import figure_plugin
+from .glossary import glossary_plugin
 from .headings import headings_plugin
 from .highlight import highlight, pandoc_fences_plugin
 from .images import images_plugin
 from .links import links_plugin
 from .math import math_plugin
+from .math_nobreak import math_nobreak_plugin
 from .quiz import quiz_plugin
 from .raw_html import raw_html_plugin
 from .widget import WidgetPrepare, widget_plugin
+from .widget_quote import WidgetQuote, widget_quote_plugin
 
 
 def create_markdown(*, content_dir: Path, prepare_widget: WidgetPrepare, render_widget: Callable[[Any], str],
-                    render_cell: Callable[[Any, bool], str]) -> MarkdownIt:
+                    render_cell: Callable[[Any, bool], str], quote_widget: WidgetQuote,
+                    glossary: Sequence[GlossaryTerm] = ()) -> MarkdownIt:
     """The site's parser. Every directive plugin is added before the unknown-directive check, which must come
     last: it reports the ```{…} fences no plugin claimed."""
     md = MarkdownIt("commonmark", {"html": True, "typographer": False, "highlight": highlight}).enable("table").enable("strikethrough")
     pandoc_fences_plugin(md)
     math_plugin(md)
+    math_nobreak_plugin(md)
     callout_plugin(md)
     headings_plugin(md)
     links_plugin(md)
@@ -41,7 +48,9 @@ def create_markdown(*, content_dir: Path, prepare_widget: WidgetPrepare, render_
     images_plugin(md, content_dir=content_dir)
     figure_plugin(md, content_dir=content_dir)
     widget_plugin(md, prepare=prepare_widget, render=render_widget)
+    widget_quote_plugin(md, render=quote_widget)
     code_cell_plugin(md, render=render_cell)
     quiz_plugin(md)
+    glossary_plugin(md, terms=glossary)
     unknown_directive_plugin(md)
     return md

@@ -21,7 +21,7 @@ from ..errors import Code
 from ..model import Link, ParseContext, parse_context
 from .directive import register_directive, report
 
-QUIZ_KEYS = ("id", "question", "type", "options", "explanation")
+QUIZ_KEYS = ("id", "question", "type", "options", "explanation", "tell-count")
 OPTION_KEYS = ("text", "correct", "feedback")
 QUIZ_TYPES = ("single", "multiple")
 QUIZ_ID_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
@@ -49,6 +49,7 @@ class Quiz:
     type: str
     options: list[QuizOption]
     explanation: InlineText | None
+    tell_count: bool = False  # a multiple-choice hint names how many options are right only when the author asks
     lines: dict[str, int] = field(default_factory=dict)  # key → 0-based line within the body
 
     @property
@@ -213,6 +214,10 @@ def quiz_plugin(md: MarkdownIt, *, render: QuizRender | None = None) -> None:
             problem(f"{name} is type 'single' but has {n_correct} correct options (use `type: multiple`)",
                     keys.get("type", (options_line, None))[0])
             ok = False
+        tell_count = data.get("tell-count", False)
+        if not isinstance(tell_count, bool):
+            problem(f"quiz `tell-count` must be true or false, got {tell_count!r}", keys["tell-count"][0])
+            ok = False
         if not ok or question is None:
             return None
 
@@ -227,6 +232,7 @@ def quiz_plugin(md: MarkdownIt, *, render: QuizRender | None = None) -> None:
                                 parse_inline(feedback, env, token, node_line("feedback", opt_keys)) if feedback else None)
                      for text, correct, feedback, _, opt_keys in options],
             explanation=parse_inline(explanation, env, token, node_line("explanation", keys)) if explanation else None,
+            tell_count=bool(tell_count),
             lines={k: v[0] for k, v in keys.items()},
         )
         return quiz
@@ -262,8 +268,10 @@ def render_inline(md: MarkdownIt, text: InlineText | None, env: dict) -> str:
 
 # ------------------------------------------------------------------------------------------ the HTML
 # Plain, accessible markup that works without JavaScript: a <fieldset> whose <legend> is the question, native
-# radio/checkbox inputs with labels, and the explanation (with the correct answer) in a <details>.
-# theme/js/site/quiz.js adds instant feedback, 再试一次 and the stored progress on top of it.
+# radio/checkbox inputs with labels, and the explanation (with the correct answer) in a <details>. The question
+# is the section's heading (a heading inside the legend), so the quiz is reachable by heading navigation.
+# theme/js/site/quiz.js adds feedback, 再试一次, 显示答案 and the stored progress on top of it; it keeps the
+# answer hidden until the reader is right, has tried twice, or asks for it.
 
 OPTION_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
@@ -276,7 +284,12 @@ def render_quiz(quiz: Quiz, env: dict, md: MarkdownIt) -> str:
     qid = escapeHtml(quiz.id)
     dom_id = f"quiz-{qid}"
     input_type = "radio" if quiz.type == "single" else "checkbox"
-    hint = "单选题" if quiz.type == "single" else "多选题（可选多项）"
+    if quiz.type == "single":
+        hint = "单选题"
+    elif quiz.tell_count:
+        hint = f"多选题（共 {len(quiz.correct_indexes)} 个正确选项）"
+    else:
+        hint = "多选题（可选多项）"
     options = []
     for i, option in enumerate(quiz.options):
         feedback = render_inline(md, option.feedback, env)
@@ -295,13 +308,14 @@ def render_quiz(quiz: Quiz, env: dict, md: MarkdownIt) -> str:
         f'aria-labelledby="{dom_id}-q">\n'
         f'<form class="quiz-form" novalidate>'
         f'<fieldset class="quiz-fieldset">'
-        f'<legend class="quiz-question" id="{dom_id}-q"><span class="quiz-badge">小测验</span>'
-        f'<span class="quiz-question-text">{render_inline(md, quiz.question, env)}</span></legend>'
+        f'<legend class="quiz-question" id="{dom_id}-q"><h3 class="quiz-heading"><span class="quiz-badge">小测验</span>'
+        f'<span class="quiz-question-text">{render_inline(md, quiz.question, env)}</span></h3></legend>'
         f'<p class="quiz-hint">{hint}</p>'
         f'<ol class="quiz-options">{"".join(options)}</ol>'
         f'</fieldset>'
         f'<div class="quiz-actions"><button type="submit" class="quiz-submit">提交</button>'
-        f'<button type="button" class="quiz-retry" hidden>再试一次</button></div>'
+        f'<button type="button" class="quiz-retry" hidden>再试一次</button>'
+        f'<button type="button" class="quiz-reveal" hidden>显示答案</button></div>'
         f'<p class="quiz-result" role="status" aria-live="polite"></p>'
         f'</form>\n'
         f'<details class="quiz-explanation"><summary>查看答案与解析</summary>'

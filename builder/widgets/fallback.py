@@ -11,7 +11,6 @@ import numpy as np
 from markdown_it.common.utils import escapeHtml
 
 SIGNIFICANT_DIGITS = 6
-HIGH_WEIGHT = 0.52  # cells at or above this weight switch text colour (same as HIGH in theme/js/widgets/common.js)
 
 
 def as_list(a: Any) -> Any:
@@ -41,8 +40,24 @@ def embed_json(data: Any) -> str:
 
 
 def percent(weight: float) -> int:
-    """Whole percent, rounding halves up (the same rule as JavaScript's Math.round)."""
+    """Whole percent, rounding halves up (the same rule as JavaScript's Math.round), for a lone number."""
     return int(math.floor(weight * 100 + 0.5))
+
+
+def percent_row(weights: list[float]) -> list[int]:
+    """Whole percents of a row of weights that sum to its rounded total (100 for a softmax row): the
+    largest-remainder method — floor every share, then give the missing points to the largest remainders,
+    ties to the leftmost. theme/js/widgets/common.js `pctRow` is the same rule, step for step."""
+    scaled = [w * 100 for w in weights]
+    floors = [math.floor(x) for x in scaled]
+    total = 0.0
+    for x in scaled:  # left to right like JS's reduce (Python's sum() compensates; JS does not)
+        total += x
+    target = math.floor(total + 0.5)
+    order = sorted(range(len(scaled)), key=lambda j: (-(scaled[j] - floors[j]), j))
+    for j in order[:max(0, target - sum(floors))]:
+        floors[j] += 1
+    return [int(x) for x in floors]
 
 
 def fmt(x: float, decimals: int = 2) -> str:
@@ -65,23 +80,91 @@ def css_number(x: float, decimals: int = SHADE_DECIMALS) -> str:
     return text.replace("0.", ".", 1) if text.startswith(("0.", "-0.")) else text
 
 
-def _weight_cell(w: float, masked: bool = False) -> str:
+# ------------------------------------------------------------------ the text colour of a heat cell
+# A cell's background is color-mix(in oklab, --heat-hi w, --heat-lo) (theme/css/widgets.css, light and dark).
+# Its text takes whichever of the scheme's two text colours has the higher WCAG contrast on that background:
+# the class `is-high` picks --heat-text-high in the light scheme, `is-high-dark` in the dark one. The same
+# rule, number for number, is `inkClasses` in theme/js/widgets/common.js. With black and white as the text
+# colours the better of the two is at least 4.58:1 on any background.
+HEAT_COLOURS = {
+    "light": {"lo": "#f8fbfe", "hi": "#061c42", "text": "#000000", "text-high": "#ffffff"},
+    "dark": {"lo": "#191e26", "hi": "#b4d7ff", "text": "#ffffff", "text-high": "#000000"},
+}
+
+
+def _linear(channel: float) -> float:
+    return channel / 12.92 if channel <= 0.04045 else ((channel + 0.055) / 1.055) ** 2.4
+
+
+def _hex_rgb(colour: str) -> tuple[float, float, float]:
+    return tuple(int(colour[k:k + 2], 16) / 255 for k in (1, 3, 5))  # type: ignore[return-value]
+
+
+def _oklab(colour: str) -> tuple[float, float, float]:
+    r, g, b = (_linear(c) for c in _hex_rgb(colour))
+    l_ = (0.4122214708 * r + 0.5363325363 * g + 0.0514459929 * b) ** (1 / 3)
+    m_ = (0.2119034982 * r + 0.6806995451 * g + 0.1073969566 * b) ** (1 / 3)
+    s_ = (0.0883024619 * r + 0.2817188376 * g + 0.6299787005 * b) ** (1 / 3)
+    return (0.2104542553 * l_ + 0.7936177850 * m_ - 0.0040720468 * s_,
+            1.9779984951 * l_ - 2.4285922050 * m_ + 0.4505937099 * s_,
+            0.0259040371 * l_ + 0.7827717662 * m_ - 0.8086757660 * s_)
+
+
+def heat_background(w: float, scheme: str) -> tuple[int, int, int]:
+    """The 8-bit sRGB colour CSS draws for weight `w` (to SHADE_DECIMALS, as --w is written)."""
+    t = round(w, SHADE_DECIMALS)
+    lo, hi = _oklab(HEAT_COLOURS[scheme]["lo"]), _oklab(HEAT_COLOURS[scheme]["hi"])
+    L, a, b = (h * t + o * (1 - t) for h, o in zip(hi, lo))
+    cl, cm, cs = ((L + 0.3963377774 * a + 0.2158037573 * b) ** 3, (L - 0.1055613458 * a - 0.0638541728 * b) ** 3,
+                  (L - 0.0894841775 * a - 1.2914855480 * b) ** 3)  # the LMS cone responses
+    rgb = (4.0767416621 * cl - 3.3077115913 * cm + 0.2309699292 * cs,
+           -1.2684380046 * cl + 2.6097574011 * cm - 0.3413193965 * cs,
+           -0.0041960863 * cl - 0.7034186147 * cm + 1.7076147010 * cs)
+    gamma = (12.92 * c if c <= 0.0031308 else 1.055 * c ** (1 / 2.4) - 0.055 for c in rgb)
+    return tuple(round(min(1.0, max(0.0, c)) * 255) for c in gamma)  # type: ignore[return-value]
+
+
+def luminance(rgb: tuple[float, float, float]) -> float:
+    """WCAG relative luminance of 8-bit sRGB."""
+    r, g, b = (_linear(c / 255) for c in rgb)
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def contrast(a: tuple[float, float, float], b: tuple[float, float, float]) -> float:
+    la, lb = sorted((luminance(a), luminance(b)), reverse=True)
+    return (la + 0.05) / (lb + 0.05)
+
+
+def high_ink(w: float, scheme: str) -> bool:
+    """True when --heat-text-high reads better than --heat-text on this weight's background."""
+    bg, colours = heat_background(w, scheme), HEAT_COLOURS[scheme]
+    rgb = {k: tuple(round(c * 255) for c in _hex_rgb(colours[k])) for k in ("text", "text-high")}
+    return contrast(bg, rgb["text-high"]) > contrast(bg, rgb["text"])
+
+
+def ink_classes(w: float) -> list[str]:
+    return [name for name, scheme in (("is-high", "light"), ("is-high-dark", "dark")) if high_ink(w, scheme)]
+
+
+def _weight_cell(w: float, shown: int, masked: bool = False) -> str:
     """A cell of a static heat table (`.heat-static`: its <td>s are heat cells without saying so each time, and
     a masked one is the cell without a weight — theme/css/widgets.css; long causal tables are half masked)."""
     if masked:
         return "<td>—</td>"
-    high = ' class="is-high"' if w >= HIGH_WEIGHT else ""
-    return f'<td{high} style="--w:{css_number(w)}">{percent(w)}</td>'
+    ink = " ".join(ink_classes(w))
+    high = f' class="{ink}"' if ink else ""
+    return f'<td{high} style="--w:{css_number(w)}">{shown}</td>'
 
 
 def weights_table(tokens: list[str], weights: list[list[float]], caption: str, mask: list[list[bool]] | None = None,
                   row_sums: list[float] | None = None) -> str:
-    """A token×token table of whole percentages, shaded like the live heatmap."""
+    """A token×token table of whole percentages (each row sums to 100, `percent_row`), shaded like the live heatmap."""
     head = "".join(f'<th scope="col">{escapeHtml(t)}</th>' for t in tokens)
     sum_head = '<th scope="col" class="heat-sum">合计</th>' if row_sums is not None else ""
     rows = []
     for i, (tok, row) in enumerate(zip(tokens, weights)):
-        cells = "".join(_weight_cell(w, bool(mask and not mask[i][j])) for j, w in enumerate(row))
+        shown = percent_row(row)
+        cells = "".join(_weight_cell(w, shown[j], bool(mask and not mask[i][j])) for j, w in enumerate(row))
         total = f'<td class="heat-sum">{percent(row_sums[i])}%</td>' if row_sums is not None else ""
         rows.append(f'<tr><th scope="row">{escapeHtml(tok)}</th>{cells}{total}</tr>')
     long = " heat-long" if any(len(t) > 2 for t in tokens) else ""
@@ -109,8 +192,8 @@ def _cls(col_class: Callable[[int], str] | None, j: int) -> str:
 def bars_list(tokens: list[str], weights: list[float], label: str) -> str:
     items = "".join(
         f'<li><span class="bar-label">{escapeHtml(t)}</span><span class="bar-track"><span class="bar-fill" '
-        f'style="width:{css_number(w * 100, 2)}%"></span></span><span class="bar-value">{percent(w)}%</span></li>'
-        for t, w in zip(tokens, weights))
+        f'style="width:{css_number(w * 100, 2)}%"></span></span><span class="bar-value">{p}%</span></li>'
+        for t, w, p in zip(tokens, weights, percent_row(weights)))
     return f'<ol class="bars" aria-label="{escapeHtml(label)}">{items}</ol>'
 
 

@@ -29,7 +29,7 @@ def heatmap_fallback(d: dict) -> str:
     for n, ex in enumerate(d["examples"]):
         L = len(ex["tokens"])
         mask = [[j <= i for j in range(L)] for i in range(L)] if mode == "causal" else None
-        caption = f"{ex['title']}：注意力权重（%，{'因果掩码' if mode == 'causal' else '无掩码'}，示意）"
+        caption = f"{ex['title']}：注意力权重（%，{'因果遮罩' if mode == 'causal' else '无遮罩'}，示意）"
         table = weights_table(ex["tokens"], ex["weights"][mode], caption, mask, ex["row_sums"][mode])
         if n == 0:
             parts.append(table + note_html(ex["note"]))

@@ -21,7 +21,7 @@ from attention_core.models.sentences import SENTENCES, Sentence, get_sentence
 from .. import real_model
 from ..bundle import browser_data_script
 from ..model_weights import ModelWeightsError
-from .fallback import HIGH_WEIGHT, css_number, note_html
+from .fallback import css_number, ink_classes, note_html
 from .schema import Option, OptionError, Widget, WidgetDataError
 
 VIEWS = ("explorer", "compare", "gallery")
@@ -175,8 +175,9 @@ def _gallery_entry(entry: real_model.GalleryEntry, run: real_model.SentenceRun) 
 
 
 def _cell(percent: int) -> str:
-    high = ' class="is-high"' if percent >= HIGH_WEIGHT * 100 else ""
-    return f'<td{high} style="--w:{css_number(percent / 100)}">{percent}</td>'
+    ink = " ".join(ink_classes(percent / 100))  # the text colour the contrast rule picks (fallback.py, common.js)
+    classes = f' class="{ink}"' if ink else ""
+    return f'<td{classes} style="--w:{css_number(percent / 100)}">{percent}</td>'
 
 
 def percent_table(tokens: list[str], matrix: list[list[int]], caption: str) -> str:

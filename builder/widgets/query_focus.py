@@ -6,7 +6,7 @@ from markdown_it.common.utils import escapeHtml
 
 from attention_core import get_example
 
-from .fallback import as_list, bars_list, css_number, note_html, weights_table
+from .fallback import as_list, bars_list, css_number, ink_classes, note_html, weights_table
 from .schema import Option, Widget
 
 def query_focus_check(o: dict) -> list[tuple[str, str]]:
@@ -27,7 +27,8 @@ def query_focus_compute(o: dict) -> dict:
 def query_focus_fallback(d: dict) -> str:
     q = d["query"]
     tok = d["tokens"][q]
-    sentence = "".join(f'<span class="qf-token{" is-query" if i == q else ""}" style="--w:{css_number(w)}">{escapeHtml(t)}</span>'
+    sentence = "".join(f'<span class="{" ".join(["qf-token", *(["is-query"] if i == q else []), *ink_classes(w)])}" '
+                       f'style="--w:{css_number(w)}">{escapeHtml(t)}</span>'
                        for i, (t, w) in enumerate(zip(d["tokens"], d["weights"][q])))
     return (f'<p class="qf-sentence">{sentence}</p>'
             f'<p class="widget-caption">Query：“{escapeHtml(tok)}”分给每个词的注意力权重</p>'

@@ -9,7 +9,7 @@ from markdown_it.common.utils import escapeHtml
 
 from attention_core import get_example
 
-from .fallback import as_list, fmt, note_html, percent
+from .fallback import as_list, fmt, note_html, percent_row
 from .schema import Option, Widget
 
 def step_check(o: dict) -> list[tuple[str, str]]:
@@ -43,9 +43,10 @@ def _vec(v: list[float]) -> str:
 def step_fallback(d: dict) -> str:
     i = d["query"]
     toks = d["tokens"]
+    shown = percent_row(d["weights"][i])
     rows = "".join(
         f'<tr><th scope="row">{escapeHtml(t)}</th><td>{_vec(d["K"][j])}</td><td>{fmt(d["scores"][i][j])}</td>'
-        f'<td>{fmt(d["scaled"][i][j])}</td><td>{percent(d["weights"][i][j])}%</td><td>{_vec(d["V"][j])}</td></tr>'
+        f'<td>{fmt(d["scaled"][i][j])}</td><td>{shown[j]}%</td><td>{_vec(d["V"][j])}</td></tr>'
         for j, t in enumerate(toks))
     return (f'<p class="widget-caption">Query：“{escapeHtml(toks[i])}”，q = {_vec(d["Q"][i])}，'
             f'd<sub>k</sub> = {d["d_k"]}，√d<sub>k</sub> ≈ {fmt(d["sqrt_dk"], 3)}</p>'

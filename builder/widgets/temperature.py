@@ -9,7 +9,7 @@ from markdown_it.common.utils import escapeHtml
 
 from attention_core import Example, get_example
 
-from .fallback import as_list, bars_list, entropy_bits, fmt, note_html, percent
+from .fallback import as_list, bars_list, entropy_bits, fmt, note_html, percent_row
 from .schema import Option, Widget, _num
 
 MAX_TEMPERATURE_STEPS = 200  # the temperature grid is embedded in the page; keep it small
@@ -58,7 +58,7 @@ def temperature_fallback(d: dict) -> str:
     k = d["value_index"]
     t = d["temperatures"][k]
     rows = "".join(
-        f'<tr><th scope="row">{fmt(temp, 1)}</th>' + "".join(f"<td>{percent(w)}</td>" for w in ws)
+        f'<tr><th scope="row">{fmt(temp, 1)}</th>' + "".join(f"<td>{p}</td>" for p in percent_row(ws))
         + f'<td>{fmt(h, 2)}</td></tr>'
         for temp, ws, h in zip(d["temperatures"], d["weights"], d["entropy_bits"])
         if abs(temp * 10 - round(temp * 10)) < 1e-9 and round(temp * 10) % 5 == 0 or temp in (d["temperatures"][0], t))

@@ -147,6 +147,8 @@ def test_text_edit_re_renders_one_template_yet_every_page_links_the_new_search_i
     expected = f'data-search-index="assets/search-index.js?v={hashlib.sha256(index_js).hexdigest()[:10]}"'
     for html_file in out.glob("*.html"):
         html = html_file.read_text(encoding="utf-8")
+        if html_file.name == "404.html":
+            continue  # it searches through index.html?q=…, it loads no index itself
         assert expected in html, html_file.name  # cached pages got the new index URL too
         assert "\ufdd0" not in html
 

@@ -336,10 +336,15 @@ def test_edits_survive_a_reload_and_reset_restores_the_original(page):
     assert shown_code(page, cell) == "print('我的修改')"
     assert page.locator(f"{cell} .cell-modified").is_visible()
     assert page.locator(f"{cell} .cell-modified").inner_text() == "已修改"
+    # The output under the edited code is still the build's: it says it comes from the original code.
+    label = page.locator(f"{cell} .cell-output-label")
+    assert "输出来自原始代码" in label.inner_text()
+    assert page.locator(f"{cell} .cell-output[data-stale]").count() == 1
 
     page.click(f"{cell} .cell-reset")
     assert shown_code(page, cell) == original
     assert not page.locator(f"{cell} .cell-modified").is_visible()
+    assert label.inner_text() == "构建时输出"
     page.reload()
     assert shown_code(page, cell) == original
 

@@ -79,11 +79,22 @@ def test_quiz_feedback_retry_and_keyboard_only(page):
     result = root.locator(".quiz-result")
     assert result.get_attribute("aria-live") == "polite"
     page.wait_for_function(f"document.querySelector('#quiz-{quiz['id']} .quiz-result').textContent.includes('还不对')")
-    assert root.locator("details.quiz-explanation").get_attribute("open") is not None  # explanation revealed
+    # A first wrong try gives feedback on the chosen option only: the answer stays hidden.
+    assert not root.locator("details.quiz-explanation").is_visible()
+    assert "正确答案" not in root.inner_text()
+    assert root.locator(".is-correct, .is-missed").count() == 0
+    assert root.locator(".quiz-reveal").is_visible()
     assert all(inputs.nth(i).is_disabled() for i in range(len(quiz["options"])))
     assert page.evaluate("document.activeElement.textContent") == "再试一次"
     # The wrong option's feedback is tied to its input for screen readers.
     assert inputs.nth(wrong).get_attribute("aria-describedby") == feedback.get_attribute("id")
+
+    # Nor does a reload leak it.
+    page.reload()
+    page.wait_for_function(f"document.querySelector('#quiz-{quiz['id']}').dataset.ready === 'true'")
+    assert inputs.nth(wrong).is_checked() and "正确答案" not in root.inner_text()
+    assert not root.locator("details.quiz-explanation").is_visible()
+    root.locator(".quiz-retry").focus()
 
     page.keyboard.press("Enter")  # 再试一次
     assert not feedback.is_visible()
@@ -98,6 +109,8 @@ def test_quiz_feedback_retry_and_keyboard_only(page):
     page.wait_for_function(f"document.querySelector('#quiz-{quiz['id']} .quiz-result').textContent.includes('回答正确')")
     assert "is-correct" in options.nth(right).get_attribute("class")
     assert "正确" in options.nth(right).locator(".quiz-feedback").inner_text()
+    assert root.locator("details.quiz-explanation").get_attribute("open") is not None  # explanation earned
+    assert not root.locator(".quiz-reveal").is_visible()
     root.screenshot(path=artifact(f"quiz-answered-{'file' if page.base.startswith('file') else 'http'}.png"))
 
     # The answer is remembered: after a reload the quiz shows the same answered state.
@@ -105,6 +118,34 @@ def test_quiz_feedback_retry_and_keyboard_only(page):
     page.wait_for_function(f"document.querySelector('#quiz-{quiz['id']}').dataset.ready === 'true'")
     assert inputs.nth(right).is_checked() and inputs.nth(right).is_disabled()
     assert root.locator(".quiz-retry").is_visible()
+    assert root.locator("details.quiz-explanation").is_visible()
+
+
+def test_quiz_answer_after_second_wrong_try_or_on_request(page):
+    quizzes = authored_quizzes("module-05-attention")
+    quiz = next(q for q in quizzes if sum(1 for o in q["options"] if not o.get("correct")) >= 2)
+    letters = "、".join("ABCDEFGH"[i] for i, o in enumerate(quiz["options"]) if o.get("correct"))
+    wrongs = [i for i, o in enumerate(quiz["options"]) if not o.get("correct")]
+    page.goto(page.base + "module-05-attention.html")
+    root = page.locator(f"#quiz-{quiz['id']}")
+    page.wait_for_function(f"document.querySelector('#quiz-{quiz['id']}').dataset.ready === 'true'")
+    answer(page, quiz, [wrongs[0]])
+    assert not root.locator(".quiz-answer").is_visible()
+    root.locator(".quiz-retry").click()
+    answer(page, quiz, [wrongs[1]])  # the second wrong try shows the answer
+    assert root.locator(".quiz-answer").is_visible()
+    assert root.locator(".quiz-answer").inner_text() == f"正确答案：{letters}"
+    assert not root.locator(".quiz-reveal").is_visible()
+
+    other = next(q for q in quizzes if q["id"] != quiz["id"])
+    other_root = page.locator(f"#quiz-{other['id']}")
+    answer(page, other, [next(i for i, o in enumerate(other["options"]) if not o.get("correct"))])
+    assert not other_root.locator(".quiz-answer").is_visible()
+    other_root.get_by_role("button", name="显示答案").click()  # or the reader asks for it
+    assert other_root.locator(".quiz-answer").is_visible()
+    page.reload()  # and that is remembered
+    page.wait_for_function(f"document.querySelector('#quiz-{other['id']}').dataset.ready === 'true'")
+    assert other_root.locator(".quiz-answer").is_visible() and root.locator(".quiz-answer").is_visible()
 
 
 # ----------------------------------------------------------------------------------------------- progress
@@ -129,10 +170,18 @@ def test_progress_cards_continue_link_and_reset(page):
     # Mark the first page done with its toggle.
     continue_link.click()
     page.wait_for_url(re.compile(rf"{first}\.html$"))
-    toggle = page.get_by_role("button", name="标记为已学完")
-    assert toggle.get_attribute("aria-pressed") == "false"
+    toggle = page.locator(".page-done-toggle")
+    state = page.locator("[data-page-done-state]")
+    assert toggle.inner_text() == "标记为已学完" and state.inner_text() == "尚未学完"
     toggle.click()
-    assert toggle.get_attribute("aria-pressed") == "true"
+    assert toggle.inner_text() == "取消学完标记"  # the label says what the next click does
+    assert state.inner_text().endswith("已学完 · 你手动标记")
+    # Unmarking can be undone.
+    toggle.click()
+    assert state.inner_text() == "尚未学完"
+    page.get_by_role("button", name="撤销").click()
+    assert state.inner_text().endswith("已学完 · 你手动标记")
+    assert not page.get_by_role("button", name="撤销").is_visible()
     page.goto(page.base + "index.html")
     assert card_state(page, first) == "已完成"
     assert card_state(page, second) == "未开始"
@@ -151,7 +200,10 @@ def test_progress_cards_continue_link_and_reset(page):
     page.locator(f"#quiz-{quizzes[0]['id']} .quiz-retry").click()
     for quiz in quizzes:
         answer(page, quiz, [i for i, o in enumerate(quiz["options"]) if o.get("correct")])
-    assert page.get_by_role("button", name="标记为已学完").get_attribute("aria-pressed") == "true"
+    # Marked done by the quizzes, and the page says so (and why), with the button offering to undo it.
+    assert page.locator("[data-page-done-state]").inner_text().endswith("已学完 · 测验全部答对")
+    assert page.locator(".page-done-toggle").inner_text() == "取消学完标记"
+    assert "自动标记为学完" in page.locator(".page-done-status").inner_text()
     page.goto(page.base + "index.html")
     assert card_state(page, second) == "已完成"
     done = sum(1 for slug, _ in order if card_state(page, slug) == "已完成")

@@ -20,6 +20,16 @@ def pct(w: float) -> str:
     return f"{math.floor(w * 100 + 0.5)}%"
 
 
+def pct_row(ws) -> list[str]:
+    """A row's shown percents: largest remainder, so they add up to 100 (ties to the leftmost)."""
+    ws = [float(w) for w in ws]
+    shown = [math.floor(w * 100) for w in ws]
+    by_remainder = sorted(range(len(ws)), key=lambda j: (shown[j] - ws[j] * 100, j))
+    for j in by_remainder[:round(sum(ws) * 100) - sum(shown)]:
+        shown[j] += 1
+    return [f"{x}%" for x in shown]
+
+
 def fixed(x: float, decimals: int = 2) -> str:
     text = f"{x:.{decimals}f}"
     return text[1:] if float(text) == 0 and text.startswith("-") else text.replace("-", "−")
@@ -47,7 +57,7 @@ def bar_values(root) -> list[str]:
 def test_heatmap_hover_mask_toggle_and_keyboard(page):
     root = open_widget(page, MODULE, "heatmap")
     readout = root.locator(".heat-readout")
-    toggle = root.get_by_role("button", name="因果掩码")
+    toggle = root.get_by_role("button", name="因果遮罩")
     assert toggle.get_attribute("aria-pressed") == "true"  # the page asks for `mask: causal`
     cat = get_example("cat-fast")
     assert root.locator("td.is-masked").count() == cat.length * (cat.length - 1) // 2
@@ -58,7 +68,7 @@ def test_heatmap_hover_mask_toggle_and_keyboard(page):
     ex, _, weights = single_head("cat-fast", causal=True)
     i, j = ex.index("快"), ex.index("猫")
     root.locator(f'td[data-row="{i}"][data-col="{j}"]').hover()
-    assert f"快 → 猫：{pct(weights[i, j])}" in readout.inner_text()
+    assert f"快 → 猫：{pct_row(weights[i])[j]}" in readout.inner_text()
     assert f"第 {i + 1} 行第 {j + 1} 列" in readout.inner_text()
 
     # Mask off: the upper triangle shows the weights recomputed without the mask.
@@ -67,9 +77,9 @@ def test_heatmap_hover_mask_toggle_and_keyboard(page):
     assert root.locator("td.is-masked").count() == 0
     _, _, full = single_head("cat-fast", causal=False)
     r, k = ex.index("跑"), ex.index("真")
-    assert root.locator(f'td[data-row="{r}"][data-col="{k}"]').inner_text() == pct(full[r, k])[:-1]
+    assert root.locator(f'td[data-row="{r}"][data-col="{k}"]').inner_text() == pct_row(full[r])[k][:-1]
     root.locator(f'td[data-row="{i}"][data-col="{j}"]').hover()
-    assert f"快 → 猫：{pct(full[i, j])}" in readout.inner_text()
+    assert f"快 → 猫：{pct_row(full[i])[j]}" in readout.inner_text()
 
     # Keyboard only: Space on the toggle, Tab into the grid, arrows to (快, 猫).
     toggle.focus()
@@ -85,7 +95,7 @@ def test_heatmap_hover_mask_toggle_and_keyboard(page):
     for _ in range(j):
         page.keyboard.press("ArrowRight")
     assert page.evaluate("[document.activeElement.dataset.row, document.activeElement.dataset.col]") == [str(i), str(j)]
-    assert f"快 → 猫：{pct(weights[i, j])}" in readout.inner_text()
+    assert f"快 → 猫：{pct_row(weights[i])[j]}" in readout.inner_text()
     assert root.locator('td[tabindex="0"]').count() == 1  # roving tabindex
     assert "示意" in root.locator(".widget-note").inner_text()
     root.locator("xpath=..").screenshot(path=str(artifact("widget-heatmap-desktop.png")))
@@ -96,21 +106,21 @@ def test_query_focus_click_and_keyboard(page):
     ex, _, weights = single_head("xiaoming")
     pressed = root.locator('button[aria-pressed="true"]')
     assert pressed.inner_text() == "他"
-    assert bar_values(root) == [pct(w) for w in weights[ex.index("他")]]
+    assert bar_values(root) == pct_row(weights[ex.index("他")])
     top = int(np.argmax(weights[ex.index("他")]))
     # the sentence is tinted by weight: the most-attended word has the strongest tint
     tints = [float(b.get_attribute("style").split("--w:")[1].split(";")[0]) for b in root.locator(".qf-token").all()]
     assert int(np.argmax(tints)) == top
 
     root.locator(".qf-token", has_text="小红").click()
-    assert bar_values(root) == [pct(w) for w in weights[ex.index("小红")]]
+    assert bar_values(root) == pct_row(weights[ex.index("小红")])
 
     # Keyboard: focus the first word, Tab to the second (打), Enter makes it the query.
     root.locator(".qf-token").first.focus()
     page.keyboard.press("Tab")
     page.keyboard.press("Enter")
     assert pressed.inner_text() == "打"
-    assert bar_values(root) == [pct(w) for w in weights[ex.index("打")]]
+    assert bar_values(root) == pct_row(weights[ex.index("打")])
     assert "打" in root.locator(".widget-live").inner_text()
     root.locator("xpath=..").screenshot(path=str(artifact("widget-query-focus-desktop.png")))
 
@@ -141,7 +151,7 @@ def test_step_calculator_walks_through_four_steps(page):
     nxt.focus()
     page.keyboard.press("Enter")
     assert indicator.inner_text() == "第 3 步 / 共 4 步"
-    assert all(pct(w) in panel.inner_text() for w in weights[i])
+    assert all(p in panel.inner_text() for p in pct_row(weights[i]))
     page.keyboard.press("Enter")
     assert indicator.inner_text() == "第 4 步 / 共 4 步"
     assert "[" + ", ".join(fixed(x, 3) for x in output[i]) + "]" in root.locator(".step-result").inner_text()
@@ -158,24 +168,24 @@ def test_temperature_slider_updates_while_dragging_and_by_keyboard(page):
     slider = root.get_by_role("slider", name="温度 T")
     value = root.locator(".temp-value")
     assert value.inner_text() == "T = 1.0"
-    assert bar_values(root) == [pct(w) for w in softmax(ex.scores, temperature=1.0)]
+    assert bar_values(root) == pct_row(softmax(ex.scores, temperature=1.0))
 
     # Keyboard: two steps right = T 1.2; End = T 4.0 (spread out); Home = T 0.2 (concentrated).
     slider.focus()
     page.keyboard.press("ArrowRight")
     page.keyboard.press("ArrowRight")
     assert value.inner_text() == "T = 1.2"
-    assert bar_values(root) == [pct(w) for w in softmax(ex.scores, temperature=1.2)]
+    assert bar_values(root) == pct_row(softmax(ex.scores, temperature=1.2))
     page.keyboard.press("End")
     hot = softmax(ex.scores, temperature=4.0)
-    assert root.locator(".temp-max").inner_text() == pct(hot.max())
+    assert root.locator(".temp-max").inner_text() == pct_row(hot)[int(hot.argmax())]
     entropy = -(hot * np.log2(hot)).sum()
     assert root.locator(".temp-entropy").inner_text() == f"{entropy:.2f} 比特"
     assert root.locator(".temp-relative").inner_text() == pct(entropy / np.log2(ex.length))
     assert "均匀" in root.locator(".temp-verdict").inner_text()
     page.keyboard.press("Home")
     cold = softmax(ex.scores, temperature=0.2)
-    assert value.inner_text() == "T = 0.2" and root.locator(".temp-max").inner_text() == pct(cold.max())
+    assert value.inner_text() == "T = 0.2" and root.locator(".temp-max").inner_text() == pct_row(cold)[int(cold.argmax())]
     assert "集中" in root.locator(".temp-verdict").inner_text()
 
     # Dragging: the bars follow the thumb before the mouse button is released.
@@ -187,7 +197,7 @@ def test_temperature_slider_updates_while_dragging_and_by_keyboard(page):
     mid = value.inner_text()
     t_mid = float(mid.split("=")[1])
     assert 1.5 <= t_mid <= 2.7, mid
-    assert bar_values(root) == [pct(w) for w in softmax(ex.scores, temperature=t_mid)]
+    assert bar_values(root) == pct_row(softmax(ex.scores, temperature=t_mid))
     page.mouse.up()
     root.locator("xpath=..").screenshot(path=str(artifact("widget-temperature-desktop.png")))
 
@@ -210,7 +220,7 @@ def test_multi_head_row_highlight_in_every_head(page):
         summary = root.locator(".mh-summary").inner_text()
         for h in range(ex.num_heads):
             top = int(np.argmax(weights[h, i]))
-            assert f"“{token}”最关注“{ex.tokens[top]}”{pct(weights[h, i, top])}" in summary
+            assert f"“{token}”最关注“{ex.tokens[top]}”{pct_row(weights[h, i])[top]}" in summary
 
     check_row("他")
     root.get_by_role("button", name="小明").click()
@@ -244,12 +254,12 @@ def test_widgets_on_a_phone_fit_work_by_touch_and_do_not_shift_layout(mobile_pag
         cell = root.locator('td[data-row="1"][data-col="0"]')
         cell.scroll_into_view_if_needed()
         cell.tap()
-        assert f"猫 → 小：{pct(weights[1, 0])}" in root.locator(".heat-readout").inner_text()
+        assert f"猫 → 小：{pct_row(weights[1])[0]}" in root.locator(".heat-readout").inner_text()
     else:
         root = page.locator('.widget[data-widget="query-focus"] > .widget-body')
         root.locator(".qf-token", has_text="生气").tap()
         ex, _, weights = single_head("xiaoming")
-        assert bar_values(root) == [pct(w) for w in weights[ex.index("生气")]]
+        assert bar_values(root) == pct_row(weights[ex.index("生气")])
     assert page.evaluate("document.documentElement.scrollWidth") <= 390
     for scheme in ("light", "dark"):
         page.emulate_media(color_scheme=scheme)
@@ -257,3 +267,63 @@ def test_widgets_on_a_phone_fit_work_by_touch_and_do_not_shift_layout(mobile_pag
             name = el.get_attribute("data-widget")
             el.screenshot(path=str(artifact(f"widget-{name}-mobile-{scheme}.png")))
     assert page.evaluate("window.__cls") == 0
+
+
+ROW_SUMS_JS = """root => {
+  const sums = [];
+  for (const tr of root.querySelectorAll('.heat-table tbody tr')) {
+    const cells = [...tr.querySelectorAll('td.heat-cell')].map(td => td.textContent.trim());
+    if (cells.length) sums.push(cells.reduce((a, c) => a + (/^\\d+$/.test(c) ? +c : 0), 0));
+  }
+  for (const list of root.querySelectorAll('.bars'))
+    sums.push([...list.querySelectorAll('.bar-value')].reduce((a, v) => a + parseInt(v.textContent, 10), 0));
+  return sums;
+}"""
+
+
+@pytest.mark.parametrize("url", [MODULE, EXPLAINER])
+def test_every_shown_row_of_every_widget_adds_up_to_100(page, url):
+    page.goto(page.base + url)
+    page.wait_for_function("[...document.querySelectorAll('.widget')].every(w => w.dataset.ready === 'true')")
+    seen = 0
+    for widget in page.locator(".widget .widget-body").all():
+        states = [None]
+        buttons = widget.locator(".seg-btn, .qf-token, .heat-mask-toggle, button[aria-pressed]")
+        states += list(range(buttons.count()))
+        for k in states:
+            if k is not None:
+                buttons.nth(k).click()
+            sums = widget.evaluate(ROW_SUMS_JS)
+            seen += len(sums)
+            assert all(s == 100 for s in sums), (k, sums)
+    assert seen >= 5  # rows were found and checked
+
+
+CONTRAST_JS = """() => {
+  const ctx = Object.assign(document.createElement('canvas'), { width: 1, height: 1 }).getContext('2d');
+  const rgb = (css) => { ctx.clearRect(0, 0, 1, 1); ctx.fillStyle = css; ctx.fillRect(0, 0, 1, 1);
+    return [...ctx.getImageData(0, 0, 1, 1).data].slice(0, 3); };
+  const lum = (c) => { const [r, g, b] = c.map(v => { v /= 255; return v <= 0.04045 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; });
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b; };
+  const out = [];
+  for (const el of document.querySelectorAll('.heat-cell:not(.is-masked), .heat-static td[style], .qf-token')) {
+    if (!el.textContent.trim()) continue;
+    const style = getComputedStyle(el);
+    const [a, b] = [lum(rgb(style.backgroundColor)), lum(rgb(style.color))].sort((x, y) => y - x);
+    out.push({ w: el.style.getPropertyValue('--w'), ratio: (a + 0.05) / (b + 0.05) });
+  }
+  return out;
+}"""
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_every_heat_cell_is_readable_in_the_browser(page, scheme):
+    page.emulate_media(color_scheme=scheme)
+    checked = 0
+    for url in (MODULE, EXPLAINER):
+        page.goto(page.base + url)
+        page.wait_for_function("[...document.querySelectorAll('.widget')].every(w => w.dataset.ready === 'true')")
+        for cell in page.evaluate(CONTRAST_JS):
+            checked += 1
+            assert cell["ratio"] >= 4.5, (url, scheme, cell)
+    assert checked > 100

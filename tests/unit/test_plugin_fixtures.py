@@ -15,7 +15,8 @@ from markdown_it.utils import read_fixture_file
 from tests.plugin_harness import render_snippet
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
-EXTENSIONS = ["callout", "code_cell", "figure", "headings", "images", "links", "math", "quiz", "raw_html", "widget"]
+EXTENSIONS = ["callout", "code_cell", "figure", "glossary", "headings", "images", "links", "math", "math_nobreak", "quiz",
+              "raw_html", "widget", "widget_quote"]
 
 
 def canonical(html: str, problems: list[str]) -> str:

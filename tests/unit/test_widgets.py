@@ -20,7 +20,7 @@ from attention_core import (
 )
 from builder.errors import Code
 from builder.widgets import all_widgets
-from builder.widgets.fallback import embed_json, round_significant
+from builder.widgets.fallback import embed_json, percent_row, round_significant
 from tests.conftest import BuildFailed, build
 from tests.plugin_harness import render_page, render_snippet
 
@@ -147,15 +147,15 @@ def test_fallback_shows_the_numbers_as_escaped_text_without_javascript() -> None
     _, weights = scaled_dot_product_attention(*projections(ex))
     pronoun = ex.tokens.index("他")
     cells = re.findall(r"<span class=\"bar-value\">(\d+)%</span>", body)
-    assert [int(c) for c in cells] == [math.floor(w * 100 + 0.5) for w in weights[pronoun]]
+    assert [int(c) for c in cells] == percent_row(weights[pronoun])
     assert "<table" in body and "<caption>" in body
 
 
 def test_static_heat_table_cells_carry_the_percent_and_the_exact_shade() -> None:
     """Fallback heat cells are bare <td>s of a .heat-static table (theme/css/widgets.css styles them as heat
-    cells): the text is the whole percent, --w the weight to 2 decimals written briefly, is-high from HIGH, and a
+    cells): the text is the whole percent, --w the weight to 2 decimals written briefly, the ink classes from the contrast rule, and a
     masked cell is a bare "—" (no weight)."""
-    from builder.widgets.fallback import HIGH_WEIGHT, css_number
+    from builder.widgets.fallback import css_number, ink_classes, percent_row
 
     out, problems = render_snippet("```{widget} heatmap\nexamples: [cat-fast]\nmask: causal\n```\n")
     assert problems == []
@@ -173,8 +173,8 @@ def test_static_heat_table_cells_carry_the_percent_and_the_exact_shade() -> None
                 continue
             w = weights[i][j]
             assert float(shade) == round(w, 2) and shade == css_number(w) and not shade.startswith("0.")
-            assert int(text) == math.floor(w * 100 + 0.5)
-            assert (cls == ' class="is-high"') == (w >= HIGH_WEIGHT)
+            assert int(text) == percent_row(weights[i])[j]  # a row adds up to 100 (tests/unit/test_percent_rows.py)
+            assert cls == (f' class="{" ".join(ink_classes(w))}"' if ink_classes(w) else "")
         assert cells[-1][0] == ' class="heat-sum"' and cells[-1][3] == "100%"
 
 

@@ -9,7 +9,7 @@ const completionsURL = script ? script.dataset.completions || "" : "";
 const editorURL = script ? script.dataset.editor || "" : "";
 
 function start() {
-  const sections = [...document.querySelectorAll("section.code-cell")];
+  const sections = [...document.querySelectorAll(".code-cell[data-cell-id]")];
   if (!sections.length) return;
   try {
     course().cells = new CellsPage(document, sections, { completionsURL, editorURL });

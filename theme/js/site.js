@@ -6,11 +6,13 @@ import { initQuizzes } from "./site/quiz.js";
 import { initSearch } from "./site/search.js";
 import { initPrint, initReadingProgress, keepWidgetFallbacksForPrint } from "./site/reading.js";
 import { initLazyWidgets } from "./site/lazy-widgets.js";
+import { initScrollHints } from "./site/scroll-hint.js";
+import { initGlossary } from "./site/glossary.js";
 
 // Widgets are mounted by their own scripts (assets/widget-<name>.js), loaded after this one on pages that have them
 // (or, for lazy kinds, when one of their widgets nears the viewport: site/lazy-widgets.js).
 const features = [initToc, keepWidgetFallbacksForPrint, initProgress, initQuizzes, initSearch, initReadingProgress, initPrint,
-  initLazyWidgets];
+  initScrollHints, initGlossary, initLazyWidgets];
 
 function start() {
   for (const init of features) {

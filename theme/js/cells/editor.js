@@ -103,7 +103,8 @@ export function createEditor({ pre, code, readOnly, label, handlers, completionS
     courseTheme,
     errorLineField,
     keymap.of([...closeBracketsKeymap, ...defaultKeymap, ...historyKeymap, ...completionKeymap, indentWithTab]),
-    EditorView.contentAttributes.of({ "aria-label": label }),
+    // tabindex: the scroller around it must hold focusable content (axe scrollable-region-focusable).
+    EditorView.contentAttributes.of({ "aria-label": label, tabindex: "0" }),
     EditorView.updateListener.of((update) => { if (update.docChanged) handlers.change(update.state.doc.toString()); }),
   ];
   if (readOnly) extensions.push(EditorState.readOnly.of(true));

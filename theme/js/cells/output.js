@@ -41,8 +41,16 @@ export class OutputView {
     this.last = null;
     this.root.dataset.origin = "browser";
     this.root.removeAttribute("data-empty");
+    this.root.removeAttribute("data-stale");
     this.label.textContent = "运行输出";
     this.setStatus("运行中…", "running");
+  }
+
+  /** The build-time output under code the reader has changed says where it came from (and is dimmed). */
+  markSourceChanged(changed) {
+    if (this.root.dataset.origin !== "build") return;
+    this.root.toggleAttribute("data-stale", changed);
+    this.label.textContent = changed ? "输出来自原始代码（你的修改尚未运行）" : "构建时输出";
   }
 
   /** Back to what the page shipped with (after 重置). */

@@ -149,6 +149,7 @@ class Cell {
     const modified = this.code !== this.original;
     this.modified.hidden = !modified;
     this.section.toggleAttribute("data-modified", modified);
+    this.output.markSourceChanged(modified);
   }
 
   resetCode() {

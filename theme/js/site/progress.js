@@ -2,12 +2,14 @@
 // under one key as versioned JSON. Works on file:// too (Chromium keeps one storage for "file://");
 // where storage throws (private mode, locked-down browsers) every progress control stays hidden.
 //
-// Stored shape: {"v": 1, "pages": {"<slug>": {"visited": true, "done": true,
-//                                             "quizzes": {"<quiz id>": {"correct": true, "choice": [0]}}}}}
+// Stored shape: {"v": 1, "pages": {"<slug>": {"visited": true, "done": true, "doneBy": "quizzes" | "reader",
+//                                             "quizzes": {"<quiz id>": {"correct": true, "choice": [0],
+//                                                                       "attempts": 1, "revealed": false}}}}}
 
 export const PROGRESS_KEY = "attention-course:progress";
 const VERSION = 1;
 export const PROGRESS_EVENT = "course-progress-change";
+export const AUTO_DONE_EVENT = "course-page-auto-done";
 
 function emptyProgress() {
   return { v: VERSION, pages: {} };
@@ -92,26 +94,62 @@ export function markDoneIfQuizzesCorrect(slug, quizIds) {
   if (record.done || !quizIds.every((id) => answers[id] && answers[id].correct)) return false;
   updatePage(slug, (r) => {
     r.done = true;
+    r.doneBy = "quizzes";
   });
+  document.dispatchEvent(new CustomEvent(AUTO_DONE_EVENT));
   return true;
 }
 
+/** What the page-done box says about the stored state, and what its button would do. */
+export function doneState(record) {
+  if (!record || !record.done) return { done: false, state: "尚未学完", action: "标记为已学完" };
+  const cause = record.doneBy === "quizzes" ? "测验全部答对" : "你手动标记";
+  return { done: true, state: `已学完 · ${cause}`, action: "取消学完标记" };
+}
+
+// The box shows the state and its cause; the button's label is what a click will do; unmarking can be undone.
 function initDoneToggle(doc, slug) {
   const box = doc.querySelector("[data-page-done]");
   if (!box) return;
-  const button = box.querySelector("button");
+  const button = box.querySelector(".page-done-toggle");
+  const undo = box.querySelector(".page-done-undo");
+  const state = box.querySelector("[data-page-done-state]");
   const status = box.querySelector("[role='status']");
+  let before = null; // the record's done fields before the last unmarking, for 撤销
   const sync = () => {
-    const done = Boolean((loadProgress().pages[slug] || {}).done);
-    button.setAttribute("aria-pressed", String(done));
-    box.classList.toggle("is-done", done);
+    const shown = doneState(loadProgress().pages[slug]);
+    button.textContent = shown.action;
+    state.textContent = shown.state;
+    box.classList.toggle("is-done", shown.done);
+    if (shown.done) undo.hidden = true;
   };
   button.addEventListener("click", () => {
-    const done = button.getAttribute("aria-pressed") !== "true";
-    updatePage(slug, (r) => {
-      r.done = done;
-    });
-    status.textContent = done ? "已标记为学完，首页的课程卡片会显示“已完成”。" : "已取消学完标记。";
+    const record = loadProgress().pages[slug] || {};
+    if (record.done) {
+      before = { done: true, doneBy: record.doneBy };
+      updatePage(slug, (r) => {
+        r.done = false;
+        delete r.doneBy;
+      });
+      undo.hidden = false;
+      status.textContent = "已取消学完标记。点“撤销”可以恢复。";
+    } else {
+      updatePage(slug, (r) => {
+        r.done = true;
+        r.doneBy = "reader";
+      });
+      status.textContent = "已标记为学完，首页的课程卡片会显示“已完成”。";
+    }
+  });
+  undo.addEventListener("click", () => {
+    if (before) updatePage(slug, (r) => Object.assign(r, before));
+    before = null;
+    undo.hidden = true;
+    status.textContent = "已恢复学完标记。";
+    button.focus();
+  });
+  doc.addEventListener(AUTO_DONE_EVENT, () => {
+    status.textContent = "本页测验全部答对，已自动标记为学完。";
   });
   doc.addEventListener(PROGRESS_EVENT, sync);
   sync();

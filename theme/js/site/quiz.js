@@ -1,5 +1,8 @@
 // Quizzes: the server-rendered <fieldset> (native radio/checkbox inputs, so keyboard use is the browser's)
-// gets instant feedback, the explanation opened after answering, 再试一次, and the answer stored in progress.
+// gets feedback on the chosen options, 再试一次, 显示答案, and the answer stored in progress.
+// The correct answer (the explanation, the 漏选 marks) is shown only once the reader is right, has been wrong
+// twice, or presses 显示答案 — on the first wrong try only the chosen options get their feedback. The stored
+// record ({correct, choice, attempts, revealed}) is restored by the same rule, so a reload shows no more.
 import { courseData, loadProgress, markDoneIfQuizzesCorrect, storageAvailable, updatePage } from "./progress.js";
 
 function sameSet(a, b) {
@@ -13,9 +16,15 @@ function setupQuiz(quiz, { slug, quizIds, canStore }) {
   const options = [...quiz.querySelectorAll(".quiz-option")];
   const submit = quiz.querySelector(".quiz-submit");
   const retry = quiz.querySelector(".quiz-retry");
+  const reveal = quiz.querySelector(".quiz-reveal");
   const result = quiz.querySelector(".quiz-result");
   const details = quiz.querySelector(".quiz-explanation");
   const correct = options.filter((o) => o.hasAttribute("data-correct")).map((o) => Number(o.dataset.index));
+  // With JavaScript the explanation (which names the answer) waits until it is earned or asked for.
+  if (details) details.hidden = true;
+  let attempts = 0;
+  let revealed = false;
+  let lastChoice = [];
 
   function clear() {
     for (const option of options) {
@@ -25,7 +34,7 @@ function setupQuiz(quiz, { slug, quizIds, canStore }) {
       feedback.hidden = true;
       option.querySelector("input").removeAttribute("aria-describedby");
     }
-    quiz.classList.remove("is-answered", "is-right", "is-wrong");
+    quiz.classList.remove("is-answered", "is-right", "is-wrong", "is-revealed");
     result.textContent = "";
   }
 
@@ -44,30 +53,7 @@ function setupQuiz(quiz, { slug, quizIds, canStore }) {
     option.querySelector("input").setAttribute("aria-describedby", feedback.id);
   }
 
-  // Show the evaluated state of `choice` (option indexes); `announce` is false when restoring on load.
-  function show(choice, announce) {
-    clear();
-    const right = sameSet(choice, correct);
-    for (const option of options) {
-      const index = Number(option.dataset.index);
-      const isCorrect = correct.includes(index);
-      option.querySelector("input").checked = choice.includes(index);
-      if (choice.includes(index)) {
-        option.classList.add(isCorrect ? "is-correct" : "is-incorrect");
-        verdict(option, isCorrect ? "✓ 正确" : "✗ 错误", isCorrect ? "correct" : "incorrect");
-      } else if (isCorrect && quiz.dataset.quizType === "multiple" && !right) {
-        option.classList.add("is-missed");
-        verdict(option, "漏选", "missed");
-      }
-    }
-    for (const input of inputs) input.disabled = true;
-    quiz.classList.add("is-answered", right ? "is-right" : "is-wrong");
-    submit.hidden = true;
-    retry.hidden = false;
-    if (details) details.open = true;
-    const message = right
-      ? "✓ 回答正确！解析已展开。"
-      : "✗ 还不对。看看所选选项下的提示和解析，再试一次吧。";
+  function announceText(message, announce) {
     if (announce) {
       // Empty then fill: screen readers announce a live region's change, even to the same text.
       result.textContent = "";
@@ -77,6 +63,49 @@ function setupQuiz(quiz, { slug, quizIds, canStore }) {
     } else {
       result.textContent = message;
     }
+  }
+
+  function store() {
+    if (!canStore) return;
+    updatePage(slug, (record) => {
+      record.quizzes = record.quizzes || {};
+      record.quizzes[id] = { correct: sameSet(lastChoice, correct), choice: lastChoice, attempts, revealed };
+    });
+  }
+
+  // Show the evaluated state of `choice` (option indexes); `announce` is false when restoring on load.
+  function show(choice, announce) {
+    clear();
+    lastChoice = choice;
+    const right = sameSet(choice, correct);
+    const open = right || revealed || attempts >= 2;
+    for (const option of options) {
+      const index = Number(option.dataset.index);
+      const isCorrect = correct.includes(index);
+      option.querySelector("input").checked = choice.includes(index);
+      if (choice.includes(index)) {
+        option.classList.add(isCorrect ? "is-correct" : "is-incorrect");
+        verdict(option, isCorrect ? "✓ 正确" : "✗ 错误", isCorrect ? "correct" : "incorrect");
+      } else if (isCorrect && quiz.dataset.quizType === "multiple" && !right && open) {
+        option.classList.add("is-missed");
+        verdict(option, "漏选", "missed");
+      }
+    }
+    for (const input of inputs) input.disabled = true;
+    quiz.classList.add("is-answered", right ? "is-right" : "is-wrong");
+    if (open) quiz.classList.add("is-revealed");
+    submit.hidden = true;
+    retry.hidden = false;
+    reveal.hidden = open;
+    if (details) {
+      details.hidden = !open;
+      details.open = open;
+    }
+    let message;
+    if (right) message = "✓ 回答正确！解析已展开。";
+    else if (open) message = "✗ 还不对。正确答案和解析已在下方展开。";
+    else message = "✗ 还不对。看看所选选项下的提示，再试一次；也可以点“显示答案”。";
+    announceText(message, announce);
     return right;
   }
 
@@ -88,15 +117,18 @@ function setupQuiz(quiz, { slug, quizIds, canStore }) {
       inputs[0].focus();
       return;
     }
+    attempts += 1;
     const right = show(choice, true);
     retry.focus();
-    if (canStore) {
-      updatePage(slug, (record) => {
-        record.quizzes = record.quizzes || {};
-        record.quizzes[id] = { correct: right, choice };
-      });
-      if (right) markDoneIfQuizzesCorrect(slug, quizIds);
-    }
+    store();
+    if (canStore && right) markDoneIfQuizzesCorrect(slug, quizIds);
+  });
+
+  reveal.addEventListener("click", () => {
+    revealed = true;
+    show(lastChoice, true);
+    store();
+    details.querySelector("summary").focus();
   });
 
   retry.addEventListener("click", () => {
@@ -107,13 +139,19 @@ function setupQuiz(quiz, { slug, quizIds, canStore }) {
     }
     submit.hidden = false;
     retry.hidden = true;
-    if (details) details.open = false;
+    reveal.hidden = true;
+    if (details) {
+      details.open = false;
+      details.hidden = !revealed;
+    }
     inputs[0].focus();
   });
 
   if (canStore) {
     const saved = ((loadProgress().pages[slug] || {}).quizzes || {})[id];
     if (saved && Array.isArray(saved.choice) && saved.choice.length) {
+      attempts = Number.isInteger(saved.attempts) ? saved.attempts : 1;
+      revealed = saved.revealed === true;
       show(saved.choice.filter((i) => Number.isInteger(i) && i >= 0 && i < options.length), false);
     }
   }

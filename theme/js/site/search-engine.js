@@ -41,13 +41,23 @@ function countOf(haystack, needle) {
   return n;
 }
 
+/** A query term and the same term with a glossary word in it swapped for each of its group (遮罩 → 遮罩, mask). */
+export function variantsOf(index, term) {
+  for (const group of index.synonyms || []) {
+    const word = group.find((w) => term.includes(w.toLowerCase()));
+    if (word) return [...new Set(group.map((g) => term.replace(word.toLowerCase(), g.toLowerCase())))];
+  }
+  return [term];
+}
+
 /** Ranked results [{section, page, score}] of `query` in `index`: heading matches, then title, then text. */
 export function search(index, query) {
   const terms = queryTerms(query);
   if (!terms.length) return [];
+  const variants = new Map(terms.map((term) => [term, variantsOf(index, term)]));
   let candidates = null;
   for (const term of terms) {
-    const found = candidatesFor(index, term);
+    const found = [...new Set(variants.get(term).flatMap((v) => candidatesFor(index, v)))];
     candidates = candidates === null ? found : intersect(candidates, found);
     if (!candidates.length) return [];
   }
@@ -61,9 +71,10 @@ export function search(index, query) {
     let score = 0;
     let everyTerm = true;
     for (const term of terms) {
-      const inHeading = h.includes(term);
-      const inTitle = title.includes(term);
-      const inText = countOf(t, term);
+      const forms = variants.get(term);
+      const inHeading = forms.some((v) => h.includes(v));
+      const inTitle = forms.some((v) => title.includes(v));
+      const inText = forms.reduce((n, v) => n + countOf(t, v), 0);
       // Bigram postings only narrow the search: the section must really contain the term (a page's title
       // is indexed with its first section).
       if (!inHeading && !inText && !(inTitle && firstOfPage)) {

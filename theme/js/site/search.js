@@ -99,8 +99,8 @@ export function initSearch(doc) {
       input.setAttribute("aria-expanded", "false");
       return;
     }
-    const { queryTerms, search, highlighted, snippetOf, resultHref, MAX_RESULTS } = engine;
-    const terms = queryTerms(query);
+    const { queryTerms, search, highlighted, snippetOf, resultHref, variantsOf, MAX_RESULTS } = engine;
+    const terms = queryTerms(query).flatMap((term) => variantsOf(index, term)); // highlight 遮罩 for 遮罩 too
     const results = search(index, query);
     results.forEach((result, n) => {
       const [, heading, , text] = index.sections[result.section];
@@ -239,6 +239,13 @@ export function initSearch(doc) {
     open();
   });
   opener.hidden = false;
+  // index.html?q=… (the 404 page's search form): open the dialog with that query.
+  const asked = new URLSearchParams(window.location.search).get("q");
+  if (asked) {
+    open();
+    input.value = asked;
+    render();
+  }
   // For measurements and tests: run a query against the loaded index (null until the dialog has loaded it).
   Object.assign(part("search"), { open, search: (query) => (index ? engine.search(index, query) : null) });
 }

@@ -18,9 +18,24 @@ export function h(tag, attrs, ...children) {
   return el;
 }
 
-/** Whole percent, halves rounded up (the build's fallback tables use the same rule). */
+/** Whole percent, halves rounded up (the build's fallback tables use the same rule), for a lone number. */
 export const pct = (w) => Math.round(w * 100);
 export const pctText = (w) => `${pct(w)}%`;
+
+/** Whole percents of a row of weights summing to its rounded total (100 for a softmax row): largest
+ * remainder, ties to the leftmost — builder/widgets/fallback.py `percent_row`, step for step. */
+export function pctRow(weights) {
+  const scaled = weights.map((w) => w * 100);
+  const floors = scaled.map(Math.floor);
+  const target = Math.floor(scaled.reduce((a, b) => a + b, 0) + 0.5);
+  const order = scaled.map((x, j) => j).sort((a, b) => (scaled[b] - floors[b]) - (scaled[a] - floors[a]) || a - b);
+  let missing = target - floors.reduce((a, b) => a + b, 0);
+  for (const j of order) {
+    if (missing-- <= 0) break;
+    floors[j] += 1;
+  }
+  return floors;
+}
 
 /** Fixed decimals with a real minus sign; "-0.00" becomes "0.00". */
 export function num(x, decimals = 2) {
@@ -30,14 +45,68 @@ export function num(x, decimals = 2) {
 
 export const vec = (v, decimals = 2) => `[${v.map((x) => num(x, decimals)).join(", ")}]`;
 
-/** Above this weight the cell is dark enough (light mode) / light enough (dark mode) for the other text
- * colour: the palette in widgets.css is tuned so both sides keep about 4.5:1 contrast. */
-export const HIGH = 0.52;
+/** The heat scale's ends and text colours, light and dark: theme/css/widgets.css has the same values (a test
+ * checks), builder/widgets/fallback.py HEAT_COLOURS too. */
+export const HEAT_COLOURS = {
+  light: { lo: "#f8fbfe", hi: "#061c42", text: "#000000", "text-high": "#ffffff" },
+  dark: { lo: "#191e26", hi: "#b4d7ff", text: "#ffffff", "text-high": "#000000" },
+};
 
-/** Paint an element with the heat scale: --w drives the colour-mix in CSS; dark text flips on dark cells. */
+const linear = (c) => (c <= 0.04045 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4);
+const hexRgb = (hex) => [1, 3, 5].map((k) => parseInt(hex.slice(k, k + 2), 16) / 255);
+
+function oklab(hex) {
+  const [r, g, b] = hexRgb(hex).map(linear);
+  const l = Math.cbrt(0.4122214708 * r + 0.5363325363 * g + 0.0514459929 * b);
+  const m = Math.cbrt(0.2119034982 * r + 0.6806995451 * g + 0.1073969566 * b);
+  const s = Math.cbrt(0.0883024619 * r + 0.2817188376 * g + 0.6299787005 * b);
+  return [0.2104542553 * l + 0.793617785 * m - 0.0040720468 * s,
+    1.9779984951 * l - 2.428592205 * m + 0.4505937099 * s,
+    0.0259040371 * l + 0.7827717662 * m - 0.808675766 * s];
+}
+
+/** The 8-bit sRGB colour CSS draws for weight w (to 2 decimals, as --w is written): color-mix in OKLab. */
+export function heatBackground(w, scheme) {
+  const t = Number(w.toFixed(2));
+  const lo = oklab(HEAT_COLOURS[scheme].lo);
+  const hi = oklab(HEAT_COLOURS[scheme].hi);
+  const [L, a, b] = hi.map((x, k) => x * t + lo[k] * (1 - t));
+  const l = (L + 0.3963377774 * a + 0.2158037573 * b) ** 3;
+  const m = (L - 0.1055613458 * a - 0.0638541728 * b) ** 3;
+  const s = (L - 0.0894841775 * a - 1.291485548 * b) ** 3;
+  return [4.0767416621 * l - 3.3077115913 * m + 0.2309699292 * s,
+    -1.2684380046 * l + 2.6097574011 * m - 0.3413193965 * s,
+    -0.0041960863 * l - 0.7034186147 * m + 1.707614701 * s]
+    .map((c) => (c <= 0.0031308 ? 12.92 * c : 1.055 * c ** (1 / 2.4) - 0.055))
+    .map((c) => Math.round(Math.min(1, Math.max(0, c)) * 255));
+}
+
+const luminance = (rgb) => {
+  const [r, g, b] = rgb.map((c) => linear(c / 255));
+  return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+};
+
+export function contrast(x, y) {
+  const [a, b] = [luminance(x), luminance(y)].sort((p, q) => q - p);
+  return (a + 0.05) / (b + 0.05);
+}
+
+/** The text colour of a heat cell is whichever of the scheme's two has the higher contrast on its background:
+ * `is-high` selects --heat-text-high in the light scheme, `is-high-dark` in the dark one (fallback.py, same rule). */
+export function inkClasses(w) {
+  return [["is-high", "light"], ["is-high-dark", "dark"]].filter(([, scheme]) => {
+    const bg = heatBackground(w, scheme);
+    const rgb = (hex) => hexRgb(hex).map((c) => Math.round(c * 255));
+    return contrast(bg, rgb(HEAT_COLOURS[scheme]["text-high"])) > contrast(bg, rgb(HEAT_COLOURS[scheme].text));
+  }).map(([name]) => name);
+}
+
+/** Paint an element with the heat scale: --w drives the colour-mix in CSS; the text colour follows inkClasses. */
 export function shade(el, w) {
   el.style.setProperty("--w", w.toFixed(2)); // 1% steps, as the build writes them (builder/widgets/fallback.py SHADE_DECIMALS)
-  el.classList.toggle("is-high", w >= HIGH);
+  const ink = inkClasses(w);
+  el.classList.toggle("is-high", ink.includes("is-high"));
+  el.classList.toggle("is-high-dark", ink.includes("is-high-dark"));
 }
 
 /** A polite live region that announces changes to screen readers. */

@@ -2,7 +2,7 @@
 // causal-mask toggle. Both weight matrices (with and without the mask) come precomputed from the build.
 // The grid is a real table with role="grid": one cell is in the tab order (roving tabindex), arrow keys,
 // Home/End move between cells; hovering, focusing or tapping a cell shows its value in the readout.
-import { choiceButtons, h, note, pct, pctText, shade } from "./common.js";
+import { choiceButtons, h, note, pctRow, pctText, shade } from "./common.js";
 
 const HINT = "把鼠标移到格子上、轻触格子，或用方向键浏览，即可看到具体数值。";
 
@@ -21,23 +21,23 @@ export function mount(root, data) {
   });
   const maskButton = h("button", { type: "button", class: "toggle", "aria-pressed": String(masked),
     onclick: () => { masked = !masked; maskButton.setAttribute("aria-pressed", String(masked)); draw(true); } },
-  h("span", { class: "toggle-track", "aria-hidden": "true" }), "因果掩码");
+  h("span", { class: "toggle-track", "aria-hidden": "true" }), "因果遮罩");
   const maskLine = h("p", { class: "widget-caption heat-mask-line" });
   const gridWrap = h("div", { class: "heat-scroll" });
   const readout = h("p", { class: "heat-readout", "aria-live": "polite" }, HINT);
   const noteEl = note("");
   const legend = h("div", { class: "heat-legend", "aria-hidden": "true" },
     h("span", {}, "0%"), h("span", { class: "heat-legend-bar" }), h("span", {}, "100%"),
-    h("span", { class: "heat-legend-masked" }, h("span", { class: "heat-cell is-masked" }, "—"), "被掩码遮住"));
+    h("span", { class: "heat-legend-masked" }, h("span", { class: "heat-cell is-masked" }, "—"), "被遮罩挡住"));
 
   body.replaceChildren(
     h("div", { class: "widget-controls" }, examples.el, maskButton),
     maskLine, gridWrap, legend, readout, noteEl);
 
-  function describe(ex, i, j) {
+  function describe(ex, i, j, shown) {
     const where = `第 ${i + 1} 行第 ${j + 1} 列：${ex.tokens[i]} → ${ex.tokens[j]}：`;
-    if (masked && j > i) return `${where}被因果掩码遮住（0%）`;
-    return where + pctText(ex.weights[masked ? "causal" : "none"][i][j]);
+    if (masked && j > i) return `${where}被因果遮罩遮住（0%）`;
+    return `${where}${shown}%`;
   }
 
   function draw(keepFocus) {
@@ -55,10 +55,11 @@ export function mount(root, data) {
       ex.tokens.map((t) => h("th", { scope: "col" }, t)),
       h("th", { scope: "col", class: "heat-sum" }, "合计"))),
     h("tbody", {}, ex.tokens.map((tok, i) => {
+      const shown = pctRow(weights[i]); // a row's whole percents add up to 100
       const row = weights[i].map((w, j) => {
         const off = masked && j > i;
         const cell = h("td", { role: "gridcell", class: `heat-cell${off ? " is-masked" : ""}`, tabindex: "-1",
-          "data-row": i, "data-col": j, "aria-label": describe(ex, i, j) }, off ? "—" : String(pct(w)));
+          "data-row": i, "data-col": j, "aria-label": describe(ex, i, j, shown[j]) }, off ? "—" : String(shown[j]));
         if (!off) shade(cell, w);
         cells.push(cell);
         return cell;
@@ -69,7 +70,7 @@ export function mount(root, data) {
     at(...active).tabIndex = 0;
 
     const show = (cell) => {
-      readout.textContent = describe(ex, +cell.dataset.row, +cell.dataset.col);
+      readout.textContent = cell.getAttribute("aria-label");
     };
     const focusCell = (i, j) => {
       at(...active).tabIndex = -1;
@@ -97,10 +98,10 @@ export function mount(root, data) {
 
     gridWrap.replaceChildren(table);
     maskLine.textContent = masked
-      ? "因果掩码已开启：灰色的右上角被遮住，每个词只能看自己和前面的词。"
-      : "因果掩码已关闭：每个词都能看到整句话，包括后面的词。";
+      ? "因果遮罩已开启：灰色的右上角被遮住，每个词只能看自己和前面的词。"
+      : "因果遮罩已关闭：每个词都能看到整句话，包括后面的词。";
     noteEl.textContent = ex.note;
-    if (keepFocus) readout.textContent = `${ex.title}，${masked ? "因果掩码开" : "无掩码"}。${HINT}`;
+    if (keepFocus) readout.textContent = `${ex.title}，${masked ? "因果遮罩开" : "无遮罩"}。${HINT}`;
   }
 
   readout.id = `${root.id || "heatmap"}-readout`;

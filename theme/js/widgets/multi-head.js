@@ -1,7 +1,7 @@
 // Multi-head attention: the same sentence through h heads side by side (one small heatmap per head with
 // its pattern label), then the concatenation of the head outputs (coloured by head) and the output
 // after W_O. Choosing a token highlights that row everywhere.
-import { choiceButtons, h, liveRegion, note, num, pctText, shade } from "./common.js";
+import { choiceButtons, h, liveRegion, note, num, pctRow, shade } from "./common.js";
 
 export function mount(root, data) {
   const body = root.querySelector(".widget-body");
@@ -17,10 +17,11 @@ export function mount(root, data) {
       h("thead", {}, h("tr", {}, h("th", { scope: "col" }, h("span", { class: "visually-hidden" }, "Query ＼ Key")),
         tokens.map((t) => h("th", { scope: "col" }, t)))),
       h("tbody", {}, tokens.map((t, i) => {
+        const shown = pctRow(w[i]);
         const tr = h("tr", {}, h("th", { scope: "row" }, t), w[i].map((x, j) => {
           const off = data.causal && j > i;
-          const cell = h("td", { class: `heat-cell${off ? " is-masked" : ""}`, title: `${t} → ${tokens[j]}：${pctText(x)}` },
-            off ? "" : String(Math.round(x * 100)));
+          const cell = h("td", { class: `heat-cell${off ? " is-masked" : ""}`, title: `${t} → ${tokens[j]}：${shown[j]}%` },
+            off ? "" : String(shown[j]));
           if (!off) shade(cell, x);
           return cell;
         }));
@@ -31,7 +32,9 @@ export function mount(root, data) {
       h("figcaption", {}, h("span", { class: "mh-head-name" }, `头 ${k}`), data.head_labels[k]), table);
   });
 
-  const matrix = (values, labels, caption, colClass) => h("div", { class: "mh-matrix" },
+  // Focusable and named: on a phone the matrix scrolls sideways, and a scrollable box must be reachable by keyboard.
+  const matrix = (values, labels, caption, colClass) => h("div", { class: "mh-matrix", tabindex: "0", role: "group",
+    "aria-label": `${caption}（可左右滚动）` },
     h("table", { class: "num-table" }, h("caption", {}, caption),
       h("thead", {}, h("tr", {}, h("th", { scope: "col" }, h("span", { class: "visually-hidden" }, "词")),
         labels.map((l, j) => h("th", { scope: "col", class: colClass ? colClass(j) : null }, l)))),
@@ -54,7 +57,7 @@ export function mount(root, data) {
     rows.forEach((trs, r) => trs.forEach((tr) => tr.classList.toggle("is-selected", r === i)));
     const lines = weights.map((w, k) => {
       const top = w[i].indexOf(Math.max(...w[i]));
-      return `头 ${k}（${data.head_labels[k]}）：“${tokens[i]}”最关注“${tokens[top]}”${pctText(w[i][top])}`;
+      return `头 ${k}（${data.head_labels[k]}）：“${tokens[i]}”最关注“${tokens[top]}”${pctRow(w[i])[top]}%`;
     });
     summary.replaceChildren(...lines.map((t) => h("li", {}, t)));
     if (announce) live.textContent = lines.join("；");

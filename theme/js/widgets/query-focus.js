@@ -1,6 +1,6 @@
 // Query focus: the sentence as buttons; choosing a word makes it the query. Its precomputed weights are
 // shown twice: as a bar chart with % labels, and as the sentence itself tinted by weight.
-import { choiceButtons, h, liveRegion, note, pctText } from "./common.js";
+import { choiceButtons, h, liveRegion, note, pctRow, shade } from "./common.js";
 
 export function mount(root, data) {
   const body = root.querySelector(".widget-body");
@@ -25,20 +25,21 @@ export function mount(root, data) {
 
   function show(q, announce) {
     const row = weights[q];
+    const shown = pctRow(row);
     sentence.buttons.forEach((b, j) => {
-      b.style.setProperty("--w", row[j].toFixed(2));
-      b.setAttribute("aria-label", `${tokens[j]}（${pctText(row[j])}）`);
+      shade(b, row[j]);
+      b.setAttribute("aria-label", `${tokens[j]}（${shown[j]}%）`);
       b.classList.toggle("is-query", j === q);
     });
     bars.forEach((b, j) => {
       b.fill.style.width = `${(row[j] * 100).toFixed(2)}%`;
-      b.value.textContent = pctText(row[j]);
+      b.value.textContent = `${shown[j]}%`;
       b.item.classList.toggle("is-query", j === q);
     });
     list.setAttribute("aria-label", `“${tokens[q]}”的注意力权重`);
     caption.textContent = `Query：“${tokens[q]}”分给每个词的注意力权重（底色越显眼、柱子越长，关注越多）`;
     const top = row.indexOf(Math.max(...row));
-    if (announce) live.textContent = `Query：${tokens[q]}，最关注“${tokens[top]}”（${pctText(row[top])}）`;
+    if (announce) live.textContent = `Query：${tokens[q]}，最关注“${tokens[top]}”（${shown[top]}%）`;
   }
 
   body.replaceChildren(

@@ -1,6 +1,6 @@
 // Step calculator: one query word through the four steps of attention, showing the actual vectors and
 // numbers (all computed at build time): ① q·kⱼ  ② ÷√dₖ  ③ softmax  ④ Σ wⱼ·vⱼ.
-import { choiceButtons, h, liveRegion, note, num, pctText, short, vec } from "./common.js";
+import { choiceButtons, h, liveRegion, note, num, pctRow, short, vec } from "./common.js";
 
 const STEPS = [
   { name: "打分 Q·Kᵀ", explain: "Query 向量 q 和每个词的 Key 向量 kⱼ 做点积：对应位置相乘再相加。分数越大，越“对得上”。" },
@@ -34,7 +34,7 @@ export function mount(root, data) {
     live, note(data.note));
 
   const allowed = (j) => !data.mask || data.mask[query][j];
-  const keyCell = (j, text) => (allowed(j) ? text : "—（被掩码遮住）");
+  const keyCell = (j, text) => (allowed(j) ? text : "—（被遮罩挡住）");
 
   function table(headers, rows, caption) {
     return h("table", { class: "num-table step-table" },
@@ -68,12 +68,12 @@ export function mount(root, data) {
         h("p", { class: "step-formula" }, `Σ e^s = ${num(data.exp_sum[i], 3)}`),
         table(["Key 词", "缩放后 s", "e^s", "权重 = e^s ÷ Σ"], tokens.map((t, j) => [t,
           keyCell(j, num(data.scaled[i][j])), keyCell(j, num(data.exp[i][j], 3)),
-          keyCell(j, `${num(data.exp[i][j], 3)} ÷ ${num(data.exp_sum[i], 3)} = ${pctText(data.weights[i][j])}`)]),
+          keyCell(j, `${num(data.exp[i][j], 3)} ÷ ${num(data.exp_sum[i], 3)} = ${pctRow(data.weights[i])[j]}%`)]),
         "softmax：把分数变成加起来等于 100% 的权重"),
       ];
     }
     return [
-      table(["词", "权重 wⱼ", "vⱼ", "wⱼ × vⱼ"], tokens.map((t, j) => [t, pctText(data.weights[i][j]),
+      table(["词", "权重 wⱼ", "vⱼ", "wⱼ × vⱼ"], tokens.map((t, j) => [t, `${pctRow(data.weights[i])[j]}%`,
         vec(data.V[j]), vec(data.contributions[i][j], 3)]), "每个词的 Value 按权重打折"),
       h("p", { class: "step-result" }, `“${tok}”的新向量 = Σ wⱼ·vⱼ = `, h("strong", {}, vec(data.output[i], 3))),
     ];

@@ -1,11 +1,11 @@
 // Softmax temperature: a slider over the precomputed grid of temperatures. Moving it only looks up the
 // weights, maximum and entropy computed at build time for that T (no softmax runs in the browser).
-import { h, note, num, pctText } from "./common.js";
+import { h, note, num, pctRow, pctText } from "./common.js";
 
 function verdict(relative, top, tokens, weight) {
-  if (relative < 0.5) return `分布很集中：几乎只看“${tokens[top]}”（${pctText(weight)}），温度越低越接近“只选最大的那个”。`;
+  if (relative < 0.5) return `分布很集中：几乎只看“${tokens[top]}”（${weight}%），温度越低越接近“只选最大的那个”。`;
   if (relative > 0.9) return "分布接近均匀：每个词分到的注意力差不多，温度越高越像“平均用力”。";
-  return `分布适中：“${tokens[top]}”最突出（${pctText(weight)}），其他词也分到一些注意力。`;
+  return `分布适中：“${tokens[top]}”最突出（${weight}%），其他词也分到一些注意力。`;
 }
 
 export function mount(root, data) {
@@ -38,21 +38,22 @@ export function mount(root, data) {
 
   function show(k) {
     const w = data.weights[k];
+    const shown = pctRow(w);
     const t = num(temps[k], 1);
     output.textContent = `T = ${t}`;
     input.setAttribute("aria-valuetext", `温度 ${t}`);
     bars.forEach((b, j) => {
       b.fill.style.width = `${(w[j] * 100).toFixed(2)}%`;
-      b.value.textContent = pctText(w[j]);
+      b.value.textContent = `${shown[j]}%`;
     });
     const top = w.indexOf(data.max_weight[k]);
     const rel = data.entropy_bits[k] / data.max_entropy_bits;
     stats.replaceChildren(
-      "最大权重 ", h("strong", { class: "temp-max" }, pctText(data.max_weight[k])),
+      "最大权重 ", h("strong", { class: "temp-max" }, `${shown[top]}%`),
       `（${tokens[top]}）· 熵 `, h("strong", { class: "temp-entropy" }, `${num(data.entropy_bits[k], 2)} 比特`),
       `，是最大值 log₂${tokens.length} = ${num(data.max_entropy_bits, 2)} 比特的 `,
       h("strong", { class: "temp-relative" }, pctText(rel)));
-    verdictEl.textContent = verdict(rel, top, tokens, data.max_weight[k]);
+    verdictEl.textContent = verdict(rel, top, tokens, shown[top]);
   }
 
   const index = () => Math.max(0, Math.min(temps.length - 1, Math.round((+input.value - first) / step)));

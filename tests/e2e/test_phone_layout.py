@@ -1,0 +1,119 @@
+"""A 390 px phone (and a 1280 px desktop), light and dark: every figure's text is at least 12 CSS px, display
+math never runs off the screen without a scrolling affordance, and every widget is screenshotted."""
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import ROOT
+from tests.e2e.conftest import artifact
+
+pytestmark = pytest.mark.e2e
+
+PAGES = sorted(p.stem for p in (ROOT / "content").glob("*.md"))
+
+TEXT_SIZES_JS = """() => [...document.querySelectorAll('.figure svg text')].map(t => {
+  const ctm = t.getScreenCTM();
+  const size = parseFloat(getComputedStyle(t).fontSize) * Math.hypot(ctm.a, ctm.b);
+  return { text: t.textContent.trim(), size, figure: t.closest('svg').querySelector('title').textContent };
+})"""
+
+OVERFLOW_JS = """() => [...document.querySelectorAll('.math-display, .figure-scroll')].map(el => {
+  const r = el.getBoundingClientRect();
+  return { kind: el.className, right: r.right, overflowing: el.scrollWidth > el.clientWidth + 1,
+           marked: el.classList.contains('is-overflowing'), tabindex: el.getAttribute('tabindex'),
+           label: el.getAttribute('aria-label'), mask: getComputedStyle(el).maskImage,
+           hint: el.classList.contains('figure-scroll') ?
+             getComputedStyle(el.parentElement.querySelector('.figure-scroll-hint')).visibility : null };
+})"""
+
+
+@pytest.mark.parametrize("slug", PAGES)
+def test_figure_text_is_at_least_12px_on_a_phone(mobile_page, slug):
+    page = mobile_page
+    page.goto(page.base + f"{slug}.html")
+    sizes = page.evaluate(TEXT_SIZES_JS)
+    small = [s for s in sizes if s["size"] < 12 - 1e-6]
+    assert not small, small[:5]
+    if sizes:
+        figure = page.locator(".figure").first
+        figure.scroll_into_view_if_needed()
+        figure.screenshot(path=artifact(f"figure-390-{slug}.png"))
+
+
+@pytest.mark.parametrize("slug", PAGES)
+def test_wide_boxes_scroll_with_an_affordance_and_never_cut_off(mobile_page, slug):
+    page = mobile_page
+    page.goto(page.base + f"{slug}.html")
+    page.wait_for_timeout(100)  # the ResizeObserver's first callbacks
+    width = page.evaluate("document.documentElement.clientWidth")
+    assert page.evaluate("document.documentElement.scrollWidth") <= width  # the page itself never scrolls sideways
+    for box in page.evaluate(OVERFLOW_JS):
+        assert box["right"] <= width + 0.5, box  # no box sticks out of the screen
+        assert box["marked"] == box["overflowing"], box
+        if box["overflowing"]:
+            assert box["tabindex"] == "0" and "可左右滚动" in box["label"], box  # keyboard and screen reader
+            assert box["mask"] != "none", box  # the hidden side fades out
+            if box["hint"] is not None:
+                assert box["hint"] == "visible", box
+    wide = page.locator(".math-display.is-overflowing, .figure-scroll.is-overflowing")
+    if wide.count():
+        first = wide.first
+        first.focus()
+        before = first.evaluate("el => el.scrollLeft")
+        page.keyboard.press("ArrowRight")
+        page.wait_for_function("el => el.scrollLeft > 0", arg=first.element_handle())
+        assert first.evaluate("el => el.scrollLeft") > before
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_every_widget_at_390px_screenshot_and_no_run_together_headers(browser, base_url, scheme):
+    context = browser.new_context(viewport={"width": 390, "height": 844}, device_scale_factor=2, color_scheme=scheme,
+                                  is_mobile=True, has_touch=True)
+    page = context.new_page()
+    for slug in PAGES:
+        page.goto(base_url + f"{slug}.html")
+        page.wait_for_function("[...document.querySelectorAll('.widget')].every(w => w.dataset.ready === 'true')")
+        for n, widget in enumerate(page.locator(".widget").all()):
+            widget.scroll_into_view_if_needed()
+            if base_url.startswith("http"):
+                widget.screenshot(path=artifact(f"widget-390-{scheme}-{slug}-{n}.png"))
+            # Column headers of a heat table never touch their neighbours (no "小红因为").
+            gaps = widget.evaluate("""w => [...w.querySelectorAll('.widget-body .heat-table thead tr')].flatMap(tr => {
+                const ths = [...tr.children].slice(1).filter(th => !th.classList.contains('heat-sum'));
+                return ths.slice(1).map((th, i) => {
+                  const range = document.createRange(); range.selectNodeContents(ths[i]);
+                  const a = range.getBoundingClientRect(); range.selectNodeContents(th);
+                  const b = range.getBoundingClientRect();
+                  return { left: ths[i].textContent, right: th.textContent,
+                           gap: Math.max(b.left - a.right, b.top - a.bottom, a.top - b.bottom) };
+                });
+            })""")
+            tight = [g for g in gaps if g["gap"] < 3]
+            assert not tight, (slug, n, tight[:3])
+    context.close()
+
+
+PUNCT_JS = """() => {
+  const closing = /^[，。、；：！？）」』”’》〉】]/;
+  const loose = [];
+  for (const k of document.querySelectorAll('.article .katex')) {
+    if (k.closest('.katex-display, .math-display')) continue;
+    let next = k.nextSibling;
+    if (!next && k.parentElement.classList.contains('math-nobr')) continue;
+    if (next && next.nodeType === 3 && closing.test(next.textContent) && !k.closest('.math-nobr'))
+      loose.push(k.textContent.slice(0, 20) + next.textContent.slice(0, 2));
+  }
+  const broken = [...document.querySelectorAll('.math-nobr')].filter(s => {
+    const rects = [...s.getClientRects()].filter(r => r.width > 0);
+    return new Set(rects.map(r => Math.round(r.top))).size > 1;
+  }).map(s => s.textContent.slice(0, 20));
+  return { loose, broken, glued: document.querySelectorAll('.math-nobr').length };
+}"""
+
+
+@pytest.mark.parametrize("slug", PAGES)
+def test_closing_punctuation_never_starts_a_line_after_inline_math(mobile_page, slug):
+    page = mobile_page
+    page.goto(page.base + f"{slug}.html")
+    found = page.evaluate(PUNCT_JS)
+    assert found["loose"] == [] and found["broken"] == [], found

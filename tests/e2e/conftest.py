@@ -193,3 +193,12 @@ def mobile_page(browser, base_url):
 def artifact(name: str) -> Path:
     ARTIFACTS.mkdir(exist_ok=True)
     return ARTIFACTS / name
+
+
+def mount_all_widgets(page) -> None:
+    """Bring every widget near the viewport (lazy widget kinds mount only then: theme/js/site/lazy-widgets.js) and
+    wait until each has mounted."""
+    for widget in page.locator(".widget[data-widget]").all():
+        widget.scroll_into_view_if_needed()
+    page.wait_for_function("[...document.querySelectorAll('.widget[data-widget]')].every(w => w.dataset.ready === 'true')")
+    page.evaluate("window.scrollTo(0, 0)")

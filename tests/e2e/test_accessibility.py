@@ -6,6 +6,8 @@ import json
 
 import pytest
 
+from tests.e2e.conftest import mount_all_widgets
+
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.e2e
@@ -53,12 +55,13 @@ def use_everything(page) -> None:
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 @pytest.mark.parametrize("width", [1280, 390])
 def test_no_serious_accessibility_violation_anywhere(browser, http_base, built_site, scheme, width):
-    context = browser.new_context(viewport={"width": width, "height": 900}, color_scheme=scheme)
+    context = browser.new_context(viewport={"width": width, "height": 900}, color_scheme=scheme,
+                                  bypass_csp=True)  # axe is injected as an inline script; test_csp.py tests the policy
     page = context.new_page()
     problems = {}
     for name in built_pages(built_site):
         page.goto(http_base + name)
-        page.wait_for_function("[...document.querySelectorAll('.widget')].every(w => w.dataset.ready === 'true')")
+        mount_all_widgets(page)
         found = axe_violations(page)
         use_everything(page)
         found += axe_violations(page)

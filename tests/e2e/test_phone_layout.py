@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import ROOT
-from tests.e2e.conftest import artifact
+from tests.e2e.conftest import mount_all_widgets, artifact
 
 pytestmark = pytest.mark.e2e
 
@@ -68,11 +68,11 @@ def test_wide_boxes_scroll_with_an_affordance_and_never_cut_off(mobile_page, slu
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 def test_every_widget_at_390px_screenshot_and_no_run_together_headers(browser, base_url, scheme):
     context = browser.new_context(viewport={"width": 390, "height": 844}, device_scale_factor=2, color_scheme=scheme,
-                                  is_mobile=True, has_touch=True)
+                                  is_mobile=True, has_touch=True, bypass_csp=True)
     page = context.new_page()
     for slug in PAGES:
         page.goto(base_url + f"{slug}.html")
-        page.wait_for_function("[...document.querySelectorAll('.widget')].every(w => w.dataset.ready === 'true')")
+        mount_all_widgets(page)
         for n, widget in enumerate(page.locator(".widget").all()):
             widget.scroll_into_view_if_needed()
             if base_url.startswith("http"):

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from attention_core import causal_mask, get_example, multi_head_attention, scaled_dot_product_attention, softmax
-from tests.e2e.conftest import artifact
+from tests.e2e.conftest import artifact, mount_all_widgets
 
 pytestmark = pytest.mark.e2e
 
@@ -284,7 +284,7 @@ ROW_SUMS_JS = """root => {
 @pytest.mark.parametrize("url", [MODULE, EXPLAINER])
 def test_every_shown_row_of_every_widget_adds_up_to_100(page, url):
     page.goto(page.base + url)
-    page.wait_for_function("[...document.querySelectorAll('.widget')].every(w => w.dataset.ready === 'true')")
+    mount_all_widgets(page)
     seen = 0
     for widget in page.locator(".widget .widget-body").all():
         states = [None]
@@ -322,7 +322,7 @@ def test_every_heat_cell_is_readable_in_the_browser(page, scheme):
     checked = 0
     for url in (MODULE, EXPLAINER):
         page.goto(page.base + url)
-        page.wait_for_function("[...document.querySelectorAll('.widget')].every(w => w.dataset.ready === 'true')")
+        mount_all_widgets(page)
         for cell in page.evaluate(CONTRAST_JS):
             checked += 1
             assert cell["ratio"] >= 4.5, (url, scheme, cell)

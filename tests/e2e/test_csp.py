@@ -26,7 +26,9 @@ def injected(built_site):
                             f'style="background:url({EVIL}?css);width:9px;height:9px"></div><main', 1)
         (built_site / f"csp-{name}").write_text(html, encoding="utf-8")
         names.append(f"csp-{name}")
-    return names
+    yield names
+    for name in names:  # the site is shared by this worker's other tests (search, publish): leave it as built
+        (built_site / name).unlink()
 
 
 def poll(page, expression: str, timeout: float = 120.0) -> None:

@@ -135,3 +135,34 @@ export function short(x, decimals = 3) {
   const text = num(x, decimals).replace(/(\.\d*?)0+$/, "$1").replace(/\.$/, "");
   return text === "−0" ? "0" : text;
 }
+
+/** The keyboard and pointer behaviour of an n × n heat grid (role=grid): one cell in the tab order (roving
+ * tabindex, starting at `active`), arrow keys, Home/End; hovering, focusing or clicking a cell calls `show(cell)`.
+ * `cellAt(i, j)` finds a cell; `onActive([i, j])` hears where the tab stop moved (to keep it across redraws). */
+export function wireGrid(table, n, { cellAt, show, active = [0, 0], onActive = () => {} }) {
+  let current = active;
+  cellAt(...current).tabIndex = 0;
+  const focusCell = (i, j) => {
+    cellAt(...current).tabIndex = -1;
+    current = [i, j];
+    onActive(current);
+    const cell = cellAt(i, j);
+    cell.tabIndex = 0;
+    cell.focus();
+  };
+  const cellOf = (e) => e.target.closest("td[data-row]");
+  table.addEventListener("mouseover", (e) => { const c = cellOf(e); if (c) show(c); });
+  table.addEventListener("focusin", (e) => { const c = cellOf(e); if (c) show(c); });
+  table.addEventListener("click", (e) => { const c = cellOf(e); if (c) focusCell(+c.dataset.row, +c.dataset.col); });
+  table.addEventListener("keydown", (e) => {
+    if (!cellOf(e)) return;
+    const moves = { ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1] };
+    let [i, j] = current;
+    if (moves[e.key]) [i, j] = [i + moves[e.key][0], j + moves[e.key][1]];
+    else if (e.key === "Home") j = 0;
+    else if (e.key === "End") j = n - 1;
+    else return;
+    e.preventDefault();
+    focusCell(Math.max(0, Math.min(n - 1, i)), Math.max(0, Math.min(n - 1, j)));
+  });
+}

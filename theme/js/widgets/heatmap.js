@@ -2,7 +2,7 @@
 // causal-mask toggle. Both weight matrices (with and without the mask) come precomputed from the build.
 // The grid is a real table with role="grid": one cell is in the tab order (roving tabindex), arrow keys,
 // Home/End move between cells; hovering, focusing or tapping a cell shows its value in the readout.
-import { choiceButtons, h, note, pctRow, pctText, shade } from "./common.js";
+import { choiceButtons, h, note, pctRow, pctText, shade, wireGrid } from "./common.js";
 
 const HINT = "把鼠标移到格子上、轻触格子，或用方向键浏览，即可看到具体数值。";
 
@@ -66,35 +66,10 @@ export function mount(root, data) {
       });
       return h("tr", {}, h("th", { scope: "row" }, tok), row, h("td", { class: "heat-sum" }, pctText(sums[i])));
     })));
-    const at = (i, j) => cells[i * L + j];
-    at(...active).tabIndex = 0;
-
     const show = (cell) => {
       readout.textContent = cell.getAttribute("aria-label");
     };
-    const focusCell = (i, j) => {
-      at(...active).tabIndex = -1;
-      active = [i, j];
-      const cell = at(i, j);
-      cell.tabIndex = 0;
-      cell.focus();
-    };
-    table.addEventListener("mouseover", (e) => { const c = e.target.closest("td[data-row]"); if (c) show(c); });
-    table.addEventListener("focusin", (e) => { const c = e.target.closest("td[data-row]"); if (c) show(c); });
-    table.addEventListener("click", (e) => {
-      const c = e.target.closest("td[data-row]");
-      if (c) focusCell(+c.dataset.row, +c.dataset.col);
-    });
-    table.addEventListener("keydown", (e) => {
-      const moves = { ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1] };
-      let [i, j] = active;
-      if (moves[e.key]) [i, j] = [i + moves[e.key][0], j + moves[e.key][1]];
-      else if (e.key === "Home") j = 0;
-      else if (e.key === "End") j = L - 1;
-      else return;
-      e.preventDefault();
-      focusCell(Math.max(0, Math.min(L - 1, i)), Math.max(0, Math.min(L - 1, j)));
-    });
+    wireGrid(table, L, { cellAt: (i, j) => cells[i * L + j], show, active, onActive: (where) => { active = where; } });
 
     gridWrap.replaceChildren(table);
     maskLine.textContent = masked

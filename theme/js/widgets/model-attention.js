@@ -5,7 +5,7 @@
 //   gallery  — the best head for each pattern, its pattern drawn on a sentence.
 // The page carries what the first view shows; every other layer and head comes from one data script
 // (whole percentages, each row summing to 100) that is loaded the first time the reader asks for it.
-import { choiceButtons, h, liveRegion, note, shade } from "./common.js";
+import { choiceButtons, h, liveRegion, note, shade, wireGrid } from "./common.js";
 import { part } from "../shared/course.js";
 
 const CELL_HINT = "把鼠标移到格子上、轻触格子，或用方向键浏览。";
@@ -61,7 +61,6 @@ const headText = (layer, head) => `第 ${layer} 层 · ${head === "mean" ? "各�
 /** A token × token grid (role=grid, one cell in the tab order, arrow keys); returns its parts. */
 function grid(tokens, matrix, { label, readout, onRow, rowMark }) {
   const n = tokens.length;
-  let active = [0, 0];
   const cells = [];
   const rowHeads = tokens.map((t, i) => h("th", { scope: "row" },
     onRow ? h("button", { type: "button", class: "ma-row", "aria-label": `看“${t}”这一行（第 ${i + 1} 行）`,
@@ -80,29 +79,8 @@ function grid(tokens, matrix, { label, readout, onRow, rowMark }) {
       cells.push(cell);
       return cell;
     })))));
-  const at = (i, j) => cells[i * n + j];
-  at(0, 0).tabIndex = 0;
   const show = (c) => { if (readout) readout.textContent = describe(+c.dataset.row, +c.dataset.col); };
-  const focusCell = (i, j) => {
-    at(...active).tabIndex = -1;
-    active = [i, j];
-    at(i, j).tabIndex = 0;
-    at(i, j).focus();
-  };
-  table.addEventListener("mouseover", (e) => { const c = e.target.closest("td[data-row]"); if (c) show(c); });
-  table.addEventListener("focusin", (e) => { const c = e.target.closest("td[data-row]"); if (c) show(c); });
-  table.addEventListener("click", (e) => { const c = e.target.closest("td[data-row]"); if (c) focusCell(+c.dataset.row, +c.dataset.col); });
-  table.addEventListener("keydown", (e) => {
-    if (!e.target.closest("td[data-row]")) return;
-    const moves = { ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1] };
-    let [i, j] = active;
-    if (moves[e.key]) [i, j] = [i + moves[e.key][0], j + moves[e.key][1]];
-    else if (e.key === "Home") j = 0;
-    else if (e.key === "End") j = n - 1;
-    else return;
-    e.preventDefault();
-    focusCell(Math.max(0, Math.min(n - 1, i)), Math.max(0, Math.min(n - 1, j)));
-  });
+  wireGrid(table, n, { cellAt: (i, j) => cells[i * n + j], show });
   return { table, rows: [...table.tBodies[0].rows] };
 }
 

@@ -44,7 +44,10 @@ def test_figure_text_is_at_least_12px_on_a_phone(mobile_page, slug):
 def test_wide_boxes_scroll_with_an_affordance_and_never_cut_off(mobile_page, slug):
     page = mobile_page
     page.goto(page.base + f"{slug}.html")
-    page.wait_for_timeout(100)  # the ResizeObserver's first callbacks
+    # Measured once the KaTeX fonts are in: a formula's width changes when they arrive (late on file:// under
+    # load), and with it which boxes overflow. Then two frames for the ResizeObserver's callbacks.
+    page.evaluate("() => document.fonts.ready.then(() => new Promise(r => requestAnimationFrame(() => "
+                  "requestAnimationFrame(r))))")
     width = page.evaluate("document.documentElement.clientWidth")
     assert page.evaluate("document.documentElement.scrollWidth") <= width  # the page itself never scrolls sideways
     for box in page.evaluate(OVERFLOW_JS):
@@ -55,14 +58,21 @@ def test_wide_boxes_scroll_with_an_affordance_and_never_cut_off(mobile_page, slu
             assert box["mask"] != "none", box  # the hidden side fades out
             if box["hint"] is not None:
                 assert box["hint"] == "visible", box
-    wide = page.locator(".math-display.is-overflowing, .figure-scroll.is-overflowing")
-    if wide.count():
-        first = wide.first
+    # One element handle, not a locator: a locator re-resolves `.first` at every call, so a box that stopped
+    # overflowing in between would silently swap in another one.
+    first = page.query_selector(".math-display.is-overflowing, .figure-scroll.is-overflowing")
+    if first is not None:
         first.focus()
-        before = first.evaluate("el => el.scrollLeft")
+        state = "el => ({active: document.activeElement === el, left: el.scrollLeft, " \
+                "room: el.scrollWidth - el.clientWidth})"
+        before = first.evaluate(state)
+        assert before["active"] and before["room"] > 1, before
         page.keyboard.press("ArrowRight")
-        page.wait_for_function("el => el.scrollLeft > 0", arg=first.element_handle())
-        assert first.evaluate("el => el.scrollLeft") > before
+        try:
+            page.wait_for_function("el => el.scrollLeft > 0", arg=first, timeout=5000)
+        except Exception:
+            raise AssertionError(("ArrowRight did not scroll the focused box", before, first.evaluate(state)))
+        assert first.evaluate("el => el.scrollLeft") > before["left"]
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])

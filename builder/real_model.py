@@ -186,3 +186,57 @@ def head_gallery(options: BuildOptions) -> list[GalleryEntry]:
 
 def digest_of(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()[:12]
+
+
+# ------------------------------------------------------------- one layer's queries and keys (qkv-explained)
+
+
+@dataclass(frozen=True)
+class QueryKeyRun:
+    """One sentence's queries and keys at one layer, after RoPE (attention_core.models.llama.layer_queries_keys):
+    query head h is scored against key head h // group_size."""
+
+    text: str
+    tokens: list[str]
+    layer: int
+    queries: np.ndarray  # (n_heads, T, head_dim) float32
+    keys: np.ndarray     # (n_kv_heads, T, head_dim) float32
+
+    @property
+    def group_size(self) -> int:
+        return self.queries.shape[0] // self.keys.shape[0]
+
+
+def query_key_run(options: BuildOptions, text: str, layer: int) -> QueryKeyRun:
+    """`text`'s queries and keys at `layer` (cached like `sentence_run`; the same input checks)."""
+    if not text.strip():
+        raise ModelInputError("the sentence is empty")
+    model_path(options)
+    n = count_tokens(options, text)
+    if n > MAX_TOKENS:
+        raise ModelInputError(f"the sentence has {n} tokens; at most {MAX_TOKENS} fit a readable picture")
+
+    def compute() -> QueryKeyRun:
+        from attention_core.models.llama import layer_queries_keys
+
+        model = _loaded(str(model_path(options)))
+        ids = model.encode(text)
+        q, k = layer_queries_keys(model.weights, ids, layer)
+        return QueryKeyRun(text, model.tokenizer.token_strings(ids), layer, q, k)
+
+    key = cachestore.digest("model-queries-keys", GGUF_SHA256, _code_digest(), text, str(layer))
+    with _results(options) as store:
+        return cachestore.cached(store, key, compute)
+
+
+def model_config(options: BuildOptions):
+    """SmolLM2-135M's sizes as its GGUF metadata states them (attention_core.models.LlamaConfig; cached)."""
+    path = model_path(options)
+
+    def compute():
+        from attention_core.models.gguf_reader import open_gguf, read_config
+
+        return read_config(open_gguf(path))
+
+    with _results(options) as store:
+        return cachestore.cached(store, cachestore.digest("model-config", GGUF_SHA256, _code_digest()), compute)

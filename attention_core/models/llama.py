@@ -175,3 +175,39 @@ def perplexity(weights: LlamaWeights, tokens: Sequence[int]) -> float:
 
 __all__ = ["ForwardResult", "apply_rope", "forward", "grouped_query_attention", "log_softmax", "perplexity",
            "rms_norm", "rope_cos_sin", "silu", "swiglu_mlp"]
+
+
+# ------------------------------------------------------------------ one layer's queries and keys (the neuron view)
+
+
+def layer_queries_keys(weights: LlamaWeights, tokens: Sequence[int], layer: int) -> tuple[F32, F32]:
+    """The queries (n_heads, T, head_dim) and keys (n_kv_heads, T, head_dim) of block `layer`, after RoPE.
+
+    These are the very vectors `grouped_query_attention` multiplies: query head h is scored against key head
+    h // group_size, and softmax(q_h · k_{h // g}ᵀ / √head_dim, causal) is `forward(...).attention[layer, h]`.
+    The blocks before `layer` run as in `forward`; nothing after it runs. (A separate function, so the
+    forward pass itself stays as it is.)"""
+    cfg = weights.config
+    ids = [int(t) for t in tokens]
+    if not ids:
+        raise ValueError("layer_queries_keys: need at least one token")
+    if not 0 <= layer < cfg.n_layers:
+        raise ValueError(f"layer_queries_keys: layer must be in [0, {cfg.n_layers}), got {layer}")
+    if weights.rope_layout != "interleaved":
+        raise ValueError(f"layer_queries_keys: unsupported rope_layout {weights.rope_layout!r}")
+    n = len(ids)
+    cos, sin = rope_cos_sin(n, cfg.rope_dim, cfg.rope_theta)
+    mask = causal_mask(n)
+    x = weights.token_embedding[ids]
+    for block in weights.layers[:layer]:
+        attn_out, _ = grouped_query_attention(rms_norm(x, block.attn_norm, cfg.rms_eps), block, cfg, cos, sin, mask)
+        x = x + attn_out
+        x = x + swiglu_mlp(rms_norm(x, block.ffn_norm, cfg.rms_eps), block)
+    block = weights.layers[layer]
+    normed = rms_norm(x, block.attn_norm, cfg.rms_eps)
+    q = apply_rope(split_heads(normed @ block.w_q.T, cfg.n_heads), cos, sin)
+    k = apply_rope(split_heads(normed @ block.w_k.T, cfg.n_kv_heads), cos, sin)
+    return q, k
+
+
+__all__ += ["layer_queries_keys"]

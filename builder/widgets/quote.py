@@ -77,6 +77,12 @@ def quote_widget(widgets: Sequence[Any], spec: str) -> str:
         except (StopIteration, ValueError):
             raise ValueError(f"T={temps[0]} is not on the widget's slider") from None
         value = percent_row(data["weights"][k])[_index(data["tokens"], target)]
+    elif "quotes" in data:  # a widget that names its own quotable numbers (qkv-projection, qk-vectors, kv-cache)
+        name = " ".join([*selectors, target])
+        if name not in data["quotes"]:
+            shown = "、".join(list(data["quotes"])[:8])
+            raise ValueError(f"{kind} has no number called '{name}' (e.g. {shown} …)")
+        return data["quotes"][name]
     else:
         raise ValueError(f"{kind} widgets have no quotable numbers")
     return f"{value}%"

@@ -6,7 +6,8 @@ head h // 3. The widget shows one key head and the three query heads that use it
 (`attention_core.qkv.pca_plane` over those queries and keys together), so switching heads moves the queries and
 leaves the keys where they are — they are the same keys. The plane is only for drawing: scores and weights are
 computed from the full 64-dimensional vectors, and the share of squared length the plane keeps is shown.
-Quotable: ``{data}`qk-vectors 头2 it→animal` `` (the weight, %), ``{data}`qk-vectors 平面保留` `` (the share).
+Quotable: ``{data}`qk-vectors 头2 it→animal` `` (the weight, %), ``{data}`qk-vectors 平面保留` `` (the share),
+``{data}`qk-vectors 头0 首词最大` `` (of the ``首词之后的词数`` tokens after the first, how many give it their largest weight).
 """
 from __future__ import annotations
 
@@ -78,8 +79,10 @@ def build_data(o: dict, build: Any) -> tuple[dict, dict[str, bytes]]:
             "scores": [np.round(scores[i, :i + 1], 2).tolist() for i in range(t)],
             "percents": [percent_row(weights[i, :i + 1].tolist()) for i in range(t)],
         })
-    quotes = {"平面保留": f"{round(plane.kept * 100)}%"}
+    quotes = {"平面保留": f"{round(plane.kept * 100)}%", "首词之后的词数": str(t - 1)}
     for ph in per_head:
+        # how many rows after the first give the first token their largest weight (the attention sink)
+        quotes[f"头{ph['head']} 首词最大"] = str(sum(1 for row in ph["percents"][1:] if max(row) == row[0]))
         for i, a in enumerate(words):
             for j in range(i + 1):
                 quotes.setdefault(f"头{ph['head']} {a}→{words[j]}", f"{ph['percents'][i][j]}%")

@@ -6,6 +6,7 @@ widget of that kind on the page:
 - `query-focus 他→小明`, `step-calculator 我→爱`
 - `multi-head 头1 他→小明`
 - `temperature T=1 小明`
+- a widget whose data has `quotes` (qkv-projection, qk-vectors, kv-cache): `<kind> <name>`, the entry's text as is
 The number is the one the widget draws: the row rounded with `percent_row`, so it adds up with its row.
 """
 from __future__ import annotations

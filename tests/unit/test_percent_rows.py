@@ -73,6 +73,11 @@ def test_every_row_of_every_widget_sums_to_100(name: str, body: str) -> None:
         shown = [row for s in data["sentences"] if s["matrix"] for row in s["matrix"]]
         assert all(sum(row) == 100 for row in shown)
         assert shown or data["view"] in ("compare", "gallery")  # those read their numbers from tables / the data file
+    elif name == "qk-vectors":  # whole percentages already (percent_row over the keys a query can see)
+        shown = [row for head in data["heads"] for row in head["percents"]]
+        assert shown and all(sum(row) == 100 for row in shown)
+    elif name == "kv-cache":  # bytes, no weights
+        assert not rows
     else:
         assert rows, f"{name}: no weight rows found"
     for row in rows:

@@ -18,7 +18,7 @@ export function binarySize(n) {
   return `${Math.round(n)} B`;
 }
 
-const LABELS = { float32: "float32 · 4 字节", float16: "float16 / bf16 · 2 字节", int8: "int8 · 1 字节" };
+const LABELS = { float32: "float32 · 4 字节", float16: "float16 · 2 字节", int8: "int8 · 1 字节" };
 
 export function mount(root, data) {
   const body = root.querySelector(".widget-body");

@@ -1,9 +1,13 @@
 """What the prose says about a widget or a code cell is what the reader finds there (issue 18, point 6)."""
 from __future__ import annotations
 
+import json
 import re
 
+from markdown_it.common.utils import escapeHtml
+
 from attention_core import causal_mask, get_example, multi_head_attention
+from builder.widgets import all_widgets
 from builder.widgets.fallback import percent_row
 from tests.conftest import ROOT
 from tests.plugin_harness import render_snippet
@@ -24,6 +28,12 @@ def test_every_quoted_number_is_the_widgets_own() -> None:
         assert block, f"{page.name}: {spec} has no {kind} widget on its page"
         html, problems = render_snippet(f"{{data}}`{spec}`\n\n```{{widget}} {kind}\n{block.group(1)}```\n")
         assert problems == []
+        if all_widgets()[kind].quote is not None:  # a widget that names its facts: the quote is that fact, verbatim
+            data = json.loads(re.search(r'<script type="application/json" class="widget-data">(.*?)</script>', html,
+                                        re.S).group(1))
+            fact = data["facts"][" ".join(spec.split()[1:])]
+            assert f'<span class="widget-quote">{escapeHtml(fact)}</span>' in html, spec
+            continue
         shown = re.search(r'<span class="widget-quote">(\d+)%</span>', html).group(1)
         if kind == "multi-head":
             head, pair = int(spec.split()[1][1:]), spec.split()[2]

@@ -240,3 +240,59 @@ def model_config(options: BuildOptions):
 
     with _results(options) as store:
         return cachestore.cached(store, cachestore.digest("model-config", GGUF_SHA256, _code_digest()), compute)
+
+
+# ----------------------------------------------------------------- inside the feed-forward block (SwiGLU gates)
+
+GATE_NEAR_ZERO = 0.05  # |SiLU(gate)| below this counts as a gate that is (almost) shut
+GATE_BINS = (-4.0, 4.0, 40)  # the histogram of gate pre-activations: 40 bins of 0.2 on [−4, 4], the ends open
+
+
+@dataclass(frozen=True)
+class GateStats:
+    """One sentence's SwiGLU gates in every layer of SmolLM2-135M: the model's sizes (from the GGUF metadata) and,
+    per layer, the share of gate values g that are negative, the share with |SiLU(g)| < GATE_NEAR_ZERO, and a
+    histogram of g (values beyond the range counted in the end bins)."""
+
+    text: str
+    tokens: list[str]
+    n_layers: int
+    d_model: int
+    d_ffn: int
+    negative: list[float]
+    near_zero: list[float]
+    histogram: list[list[int]]
+    bins: tuple[float, float, int]
+    near_zero_limit: float
+
+
+def ffn_gate_stats(options: BuildOptions, text: str) -> GateStats:
+    """`text` through SmolLM2-135M (cached), reduced to the statistics of its SwiGLU gates."""
+    if not text.strip():
+        raise ModelInputError("the sentence is empty")
+    model_path(options)
+    n = count_tokens(options, text)
+    if n > MAX_TOKENS:
+        raise ModelInputError(f"the sentence has {n} tokens; at most {MAX_TOKENS} are allowed")
+
+    def compute() -> GateStats:
+        from attention_core.activations import silu
+        from attention_core.models.llama import ffn_gates
+
+        model = _loaded(str(model_path(options)))
+        ids = model.encode(text)
+        gates = ffn_gates(model.weights, ids).astype(np.float64)  # (layers, T, d_ffn)
+        lo, hi, count = GATE_BINS
+        width = (hi - lo) / count
+        index = np.clip(np.floor((gates - lo) / width), 0, count - 1).astype(np.int64)
+        histogram = [np.bincount(index[layer].ravel(), minlength=count).tolist() for layer in range(gates.shape[0])]
+        cfg = model.config
+        return GateStats(text, model.tokenizer.token_strings(ids), cfg.n_layers, cfg.d_model, cfg.d_ffn,
+                         (gates < 0).mean(axis=(1, 2)).tolist(),
+                         (np.abs(silu(gates)) < GATE_NEAR_ZERO).mean(axis=(1, 2)).tolist(),
+                         histogram, GATE_BINS, GATE_NEAR_ZERO)
+
+    activations = Path(__file__).resolve().parent.parent / "attention_core" / "activations.py"
+    key = cachestore.digest("model-ffn-gates", GGUF_SHA256, _code_digest(), cachestore.file_digest(activations), text)
+    with _results(options) as store:
+        return cachestore.cached(store, key, compute)

@@ -173,7 +173,31 @@ def perplexity(weights: LlamaWeights, tokens: Sequence[int]) -> float:
     return float(np.exp(nll.mean()))
 
 
-__all__ = ["ForwardResult", "apply_rope", "forward", "grouped_query_attention", "log_softmax", "perplexity",
+# ------------------------------------------------------------------------- inside the feed-forward block
+
+
+def ffn_gates(weights: LlamaWeights, tokens: Sequence[int]) -> F32:
+    """What enters SiLU in every layer's SwiGLU block: the gate pre-activations rms_norm(x) · W_gateᵀ,
+    (n_layers, T, d_ffn) — the same pass as `forward` (which it repeats rather than changes), stopped short of
+    the logits. SiLU of these values is the gate each hidden unit multiplies its `up` value by."""
+    cfg = weights.config
+    ids = [int(t) for t in tokens]
+    if not ids:
+        raise ValueError("ffn_gates: need at least one token")
+    n = len(ids)
+    cos, sin = rope_cos_sin(n, cfg.rope_dim, cfg.rope_theta)
+    mask = causal_mask(n)
+    x = weights.token_embedding[ids]
+    gates = np.empty((cfg.n_layers, n, cfg.d_ffn), dtype=np.float32)
+    for i, layer in enumerate(weights.layers):
+        x = x + grouped_query_attention(rms_norm(x, layer.attn_norm, cfg.rms_eps), layer, cfg, cos, sin, mask)[0]
+        normed = rms_norm(x, layer.ffn_norm, cfg.rms_eps)
+        gates[i] = normed @ layer.w_gate.T
+        x = x + (silu(gates[i]) * (normed @ layer.w_up.T)) @ layer.w_down.T
+    return gates
+
+
+__all__ = ["ForwardResult", "apply_rope", "ffn_gates", "forward", "grouped_query_attention", "log_softmax", "perplexity",
            "rms_norm", "rope_cos_sin", "silu", "swiglu_mlp"]
 
 

@@ -25,7 +25,8 @@ class Option:
 
     kinds: `example` (an example id), `examples` (a non-empty list of example ids), `choice` (one of
     `choices`), `number` (int or float within [minimum, maximum]), `integer` (int ≥ minimum),
-    `token` (a string; cross-checked against the example's tokens by the widget).
+    `token` (a string; cross-checked against the example's tokens by the widget), `choices` (a non-empty list of
+    distinct members of `choices`).
     """
 
     kind: str
@@ -66,6 +67,16 @@ class Option:
                 raise OptionError(f"option '{name}' must be between {_num(self.minimum)} and {_num(self.maximum)}, "
                                   f"got {_num(value)}")
             return value
+        if self.kind == "choices":
+            if not isinstance(value, list) or not value:
+                raise OptionError(f"option '{name}' must be a non-empty list of: {', '.join(self.choices)}")
+            for i, item in enumerate(value):
+                if not isinstance(item, str) or item not in self.choices:
+                    raise OptionError(f"option '{name}': unknown value {_show(item)} (known: {', '.join(self.choices)})",
+                                      item=i)
+                if item in value[:i]:
+                    raise OptionError(f"option '{name}' lists {item!r} twice", item=i)
+            return list(value)
         if self.kind == "token":
             if isinstance(value, bool) or not isinstance(value, (str, int, float)):
                 raise OptionError(f"option '{name}' must be a token (a word of the example), got {_show(value)}")

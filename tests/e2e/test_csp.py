@@ -12,7 +12,7 @@ from tests.e2e.conftest import _close_and_check, _open_context
 pytestmark = pytest.mark.e2e
 
 EVIL = "https://evil.example/pixel.png"
-PAGES = ["module-05-attention.html", "attention-explained.html"]
+PAGES = ["module-05-attention.html", "attention-explained.html", "activation-function-explained.html"]
 
 
 @pytest.fixture(scope="module")

@@ -4,7 +4,10 @@ from __future__ import annotations
 import json
 import re
 
+from markdown_it.common.utils import escapeHtml
+
 from attention_core import causal_mask, get_example, multi_head_attention
+from builder.widgets import all_widgets
 from builder.widgets.fallback import percent_row
 from tests.conftest import ROOT
 from tests.plugin_harness import render_snippet

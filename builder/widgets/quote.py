@@ -77,6 +77,8 @@ def quote_widget(widgets: Sequence[Any], spec: str) -> str:
         except (StopIteration, ValueError):
             raise ValueError(f"T={temps[0]} is not on the widget's slider") from None
         value = percent_row(data["weights"][k])[_index(data["tokens"], target)]
+    elif block.widget.quote is not None:  # a widget module that quotes its own data (e.g. transformer-flow)
+        return block.widget.quote(data, selectors, target)
     else:
         raise ValueError(f"{kind} widgets have no quotable numbers")
     return f"{value}%"

@@ -76,9 +76,17 @@ def greedy_text(tree: real_model.ContinuationTree) -> tuple[str, int]:
         node = tree.nodes[node.children[0]]
 
 
+def with_tail(probs: list[float]) -> list[float]:
+    """A shown row: the top tokens' probabilities and, last, the rest of the vocabulary's (so it sums to 1)."""
+    return [*probs, max(0.0, 1.0 - sum(probs))]
+
+
 def build_data(o: dict, build: Any) -> tuple[dict, dict[str, bytes]]:
     prompts, full = [], {}
-    for p in o["prompts"]:
+    items = o["prompts"]
+    if items and isinstance(items[0], str):  # the default list, as written (options are checked only when given)
+        items = WIDGET.options["prompts"].check("prompts", items)
+    for p in items:
         try:
             tree = real_model.continuation_tree(build, p["text"], top=TOP, branching=BRANCHING, depth=o["depth"],
                                                 temperatures=TEMPERATURES)
@@ -107,13 +115,11 @@ def fallback(d: dict) -> str:
     parts = []
     for p in d["prompts"]:
         root = p["root"]
-        words = [shown_token(p["strings"][str(i)]) for i in root["t"]]
-        probs = root["p"][t1]
+        words = [shown_token(p["strings"][str(i)]) for i in root["t"]] + [f"其余 {d['vocab_size'] - d['top']} 个"]
         parts.append(f'<p class="widget-caption">{escapeHtml(p["title"])}：<code>{escapeHtml(p["text"])}</code></p>'
-                     + bars_list(words, probs, f"{p['title']}：下一个 token 的概率（前 {d['top']} 名，T = 1）")
-                     + f'<p class="widget-note">其余 {d["vocab_size"] - d["top"]} 个 token 合计 '
-                       f'{100 - sum(percent_row(probs))}%。每次都选第一名（贪心）会接着写出：'
-                       f'<code>{escapeHtml(p["greedy"])}</code></p>')
+                     + bars_list(words, with_tail(root["p"][t1]), f"{p['title']}：下一个 token 的概率（前 {d['top']} 名"
+                                 "与其余全部，T = 1）")
+                     + f'<p class="widget-note">每次都选第一名（贪心）会接着写出：<code>{escapeHtml(p["greedy"])}</code></p>')
     return "".join(parts) + ('<p class="widget-note">启用 JavaScript 后可以在这里一步步挑选下一个 token，'
                              '比较贪心和按温度抽样。</p>')
 
@@ -134,7 +140,7 @@ def quote(d: dict, selectors: list[str], target: str) -> str:
     words = [p["strings"][str(i)].strip() for i in p["root"]["t"]]
     if target not in words:
         raise ValueError(f"'{target}' is not among the first step's top tokens ({', '.join(words)})")
-    return f"{percent_row(p['root']['p'][k])[words.index(target)]}%"  # as the widget's bar rounds it
+    return f"{percent_row(with_tail(p['root']['p'][k]))[words.index(target)]}%"  # as the widget's bar rounds it
 
 
 WIDGET = Widget("generation-tree", "一次生成一个 token：真实模型的下一个词", {

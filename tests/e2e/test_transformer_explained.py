@@ -9,6 +9,7 @@ import pytest
 from builder import real_model
 from builder.model import BuildOptions
 from builder.widgets import generation_tree
+from builder.widgets.generation_tree import with_tail
 from builder.widgets.fallback import percent_row
 from tests.conftest import ROOT, TEST_CACHE
 
@@ -24,8 +25,9 @@ def tree(prompt: str) -> real_model.ContinuationTree:
 
 
 def shown(node: real_model.ContinuationNode, temperature: int) -> list[str]:
-    """The bars' whole percents: the probabilities at that temperature, rounded like the widget's row."""
-    return [f"{p}%" for p in percent_row(list(node.probs[temperature]))]
+    """The bars' whole percents: the top tokens' probabilities at that temperature and the rest of the vocabulary,
+    rounded like the widget's row."""
+    return [f"{p}%" for p in percent_row(with_tail(list(node.probs[temperature])))]  # the last bar: the rest
 
 
 def test_the_flow_steps_through_every_stage_by_button_click_and_keyboard(page):

@@ -135,7 +135,8 @@ export function mount(root, data) {
       return;
     }
     const p = nd.p[tIndex];
-    const percents = pctRow(p);
+    const tail = Math.max(0, 1 - p.reduce((a, b) => a + b, 0)); // the rest of the vocabulary (generation_tree.py with_tail)
+    const percents = pctRow([...p, tail]);
     const words = nd.t.map((id) => strings()[String(id)]);
     list.replaceChildren(...words.map((w, k) => {
       const fill = h("span", { class: "bar-fill", style: { width: `${(p[k] * 100).toFixed(2)}%` } });
@@ -144,9 +145,10 @@ export function mount(root, data) {
         "aria-label": `接上「${shown(w)}」：${percents[k]}%${off ? "（之后不在预先算好的树里）" : ""}`,
         onclick: () => pick(k, "你选了") }, shown(w)),
       h("span", { class: "bar-track" }, fill), h("span", { class: "bar-value" }, `${percents[k]}%`));
-    }));
-    const restPct = 100 - percents.reduce((a, b) => a + b, 0);
-    rest.textContent = `T = ${temps[tIndex]} 时，其余 ${others} 个 token 合计 ${restPct}%。抽样只在上面 ${data.top} 个里进行（按它们的概率比例）；带虚线的候选之后不在预先算好的树里。`;
+    }), h("li", { class: "gt-tail" }, h("span", { class: "bar-label" }, `其余 ${others} 个`),
+      h("span", { class: "bar-track" }, h("span", { class: "bar-fill", style: { width: `${(tail * 100).toFixed(2)}%` } })),
+      h("span", { class: "bar-value" }, `${percents[data.top]}%`)));
+    rest.textContent = `T = ${temps[tIndex]} 时的概率。抽样只在前 ${data.top} 个里进行（按它们的概率比例）；带虚线的候选之后不在预先算好的树里。`;
   }
 
   render();

@@ -118,12 +118,17 @@ def fallback(d: dict) -> str:
     rows = "".join(
         f'<tr><th scope="row">{n + 1}. {escapeHtml(st["name"])}</th><td>'
         + "<br>".join(f'{escapeHtml(sh["label"])}：{dims_text(sh["dims"])}' for sh in st["shapes"])
-        + f'</td><td>{escapeHtml(st["explain"])}</td></tr>'
+        + f'</td><td class="tf-explain-cell">{escapeHtml(st["explain"])}</td></tr>'
         for n, st in enumerate(d["stages"]))
     return ('<div class="heat-scroll"><table class="num-table tf-table"><caption>'
             f'{escapeHtml(d["sentence"])}：最后一个 token 走过 SmolLM2-135M 的每一站（形状取自模型文件）</caption>'
             '<thead><tr><th scope="col">阶段</th><th scope="col">形状</th><th scope="col">发生了什么</th></tr></thead>'
             f'<tbody>{rows}</tbody></table></div>')
+
+
+def embedded(d: dict) -> dict:
+    """Each stage's sentence is in the fallback table already: the live view reads it there (page weight)."""
+    return {**d, "stages": [{k: v for k, v in st.items() if k != "explain"} for st in d["stages"]]}
 
 
 QUOTABLE = ("n_layers", "d_model", "n_heads", "n_kv_heads", "head_dim", "d_ffn", "vocab_size")
@@ -139,4 +144,5 @@ def quote(d: dict, selectors: list[str], target: str) -> str:
 WIDGET = Widget("transformer-flow", "一个 token 的旅程：逐站走过 Transformer", {
     "sentence": TextOption("text", DEFAULT_SENTENCE, "an English sentence; its last token is followed"),
     "stage": StageOption("choice", "tokens", "the stage shown first: " + ", ".join(STAGE_IDS)),
-}, compute=lambda o: {}, fallback=fallback, accepts=lambda ex: None, build_data=build_data, quote=quote)
+}, compute=lambda o: {}, fallback=fallback, accepts=lambda ex: None, build_data=build_data, quote=quote,
+                embed=embedded)

@@ -19,7 +19,9 @@ const BOX = 24;
 
 export function mount(root, data) {
   const body = root.querySelector(".widget-body");
-  const stages = data.stages;
+  // each stage's sentence is in the static table the build wrote (transformer_flow.py `embedded`): read it there
+  const sentences = [...body.querySelectorAll(".tf-explain-cell")].map((td) => td.textContent);
+  const stages = data.stages.map((st, i) => ({ ...st, explain: st.explain || sentences[i] || "" }));
   const n = stages.length;
   const layers = data.shape.n_layers;
   let current = Math.max(0, Math.min(n - 1, data.start || 0));

@@ -32,7 +32,7 @@ export function mount(root, data) {
   const height = y(n - 1) + BOX + 10;
   const boxes = stages.map((st, i) => {
     const g = s("g", { class: `tf-stage tf-${st.group === "块内" ? "block" : "edge"}`, role: "button", tabindex: "-1",
-      "data-stage": st.id, "aria-label": `第 ${i + 1} 站：${st.name}（${st.shapes.map((sh) => `${sh.label} ${dimsText(sh.dims)}`).join("，")}）` },
+      "data-stage": st.id, "aria-label": `${i + 1}. ${st.name}（${st.group}；${st.shapes.map((sh) => `${sh.label} ${dimsText(sh.dims)}`).join("，")}）` },
     s("rect", { x: 34, y: y(i), width: 200, height: BOX, rx: 6 }),
     s("text", { x: 44, y: y(i) + 16, class: "tf-stage-name" }, `${i + 1}. ${st.name}`));
     g.addEventListener("click", () => select(i, true));

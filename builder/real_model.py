@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
 import os
 from dataclasses import dataclass
 from functools import lru_cache
@@ -294,5 +295,137 @@ def ffn_gate_stats(options: BuildOptions, text: str) -> GateStats:
 
     activations = Path(__file__).resolve().parent.parent / "attention_core" / "activations.py"
     key = cachestore.digest("model-ffn-gates", GGUF_SHA256, _code_digest(), cachestore.file_digest(activations), text)
+    with _results(options) as store:
+        return cachestore.cached(store, key, compute)
+
+
+# ------------------------------------------------- the architecture's sizes and next-token trees (transformer-explained)
+
+
+@dataclass(frozen=True)
+class ModelShape:
+    """SmolLM2-135M's sizes as its GGUF metadata states them (`llama.*` keys, attention_core gguf_reader)."""
+
+    name: str
+    n_layers: int
+    d_model: int
+    n_heads: int
+    n_kv_heads: int
+    head_dim: int
+    d_ffn: int
+    vocab_size: int
+    context_length: int
+
+
+def model_shape(options: BuildOptions) -> ModelShape:
+    """The model's sizes, read from the file's metadata (no weights are loaded)."""
+    path = model_path(options)
+
+    def compute() -> ModelShape:
+        from attention_core.models.gguf_reader import open_gguf, read_config
+
+        c = read_config(open_gguf(path))
+        return ModelShape(c.name, c.n_layers, c.d_model, c.n_heads, c.n_kv_heads, c.head_dim, c.d_ffn,
+                          c.vocab_size, c.context_length)
+
+    with _results(options) as store:
+        return cachestore.cached(store, cachestore.digest("model-shape", GGUF_SHA256, _code_digest()), compute)
+
+
+@dataclass(frozen=True)
+class ContinuationNode:
+    """One context of a continuation tree: the prompt plus `path` (token ids the reader appended), and the model's
+    `top` most likely next tokens there. `probs[t][k]` is token k's probability under softmax(logits / T) over the
+    *whole* vocabulary for the tree's t-th temperature (so a row sums to less than 1: the rest is the long tail).
+    `children[k]` is the index of the node that appends token k, or -1 where the tree stops."""
+
+    path: tuple[int, ...]
+    top_ids: tuple[int, ...]
+    probs: tuple[tuple[float, ...], ...]
+    children: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class ContinuationTree:
+    """Next-token distributions of SmolLM2-135M for a prompt and the continuations a reader may pick: node 0 is
+    the prompt; a node at depth d has children for its first branching[d] tokens (1 past the list: the greedy
+    one) down to `depth` appended tokens. `forward_passes` and `seconds` are what computing it cost (once: cached)."""
+
+    prompt: str
+    prompt_ids: tuple[int, ...]
+    temperatures: tuple[float, ...]
+    top: int
+    branching: tuple[int, ...]
+    depth: int
+    nodes: tuple[ContinuationNode, ...]
+    strings: dict[int, str]  # token id → its text, for every id in the tree and the prompt
+    forward_passes: int
+    seconds: float
+
+    def node_at(self, path: tuple[int, ...]) -> ContinuationNode | None:
+        """The node reached by appending `path` to the prompt, or None where the tree does not go."""
+        node = self.nodes[0]
+        for token in path:
+            if token not in node.top_ids or node.children[node.top_ids.index(token)] < 0:
+                return None
+            node = self.nodes[node.children[node.top_ids.index(token)]]
+        return node
+
+
+def temperature_probs(logits: np.ndarray, temperatures: tuple[float, ...], ids: np.ndarray) -> list[list[float]]:
+    """softmax(logits / T) over the whole vocabulary for each T, at `ids` only (float64: the tail's sum matters)."""
+    z = np.asarray(logits, dtype=np.float64)
+    out = []
+    for t in temperatures:
+        s = z / t
+        p = np.exp(s - s.max())
+        out.append([float(x) for x in p[ids] / p.sum()])
+    return out
+
+
+def continuation_tree(options: BuildOptions, prompt: str, *, top: int = 8, branching: tuple[int, ...] = (5, 3, 2),
+                      depth: int = 7, temperatures: tuple[float, ...] = (0.5, 1.0, 2.0)) -> ContinuationTree:
+    """The tree of `prompt`'s continuations (cached): one forward pass of attention_core.models.llama per node
+    (the logits of its last position). Raises ModelInputError for an empty or too long prompt."""
+    if not prompt.strip():
+        raise ModelInputError("the prompt is empty")
+    model_path(options)
+    n = count_tokens(options, prompt)
+    if n + depth > MAX_TOKENS:
+        raise ModelInputError(f"the prompt has {n} tokens; with {depth} more it passes {MAX_TOKENS}")
+
+    def compute() -> ContinuationTree:
+        import time
+
+        from attention_core.models.llama import forward
+
+        started = time.perf_counter()
+        model = _loaded(str(model_path(options)))
+        prompt_ids = tuple(model.encode(prompt))
+        nodes: list[dict] = []
+        queue = [()]  # breadth first: node indices grow with depth
+        passes = 0
+        while queue:
+            path = queue.pop(0)
+            logits = forward(model.weights, prompt_ids + path).logits[-1]
+            passes += 1
+            ids = np.argsort(-logits, kind="stable")[:top]
+            width = branching[len(path)] if len(path) < len(branching) else 1
+            node = {"path": path, "ids": tuple(int(i) for i in ids), "probs": temperature_probs(logits, temperatures, ids),
+                    "children": [-1] * top}
+            if len(path) < depth:
+                for k in range(width):
+                    node["children"][k] = len(nodes) + len(queue) + 1 + k
+                queue.extend(path + (node["ids"][k],) for k in range(width))
+            nodes.append(node)
+        ids = set(prompt_ids) | {i for nd in nodes for i in nd["ids"]}
+        strings = dict(zip(sorted(ids), model.tokenizer.token_strings(sorted(ids))))
+        return ContinuationTree(prompt, prompt_ids, tuple(temperatures), top, tuple(branching), depth,
+                                tuple(ContinuationNode(nd["path"], nd["ids"], tuple(tuple(r) for r in nd["probs"]),
+                                                       tuple(nd["children"])) for nd in nodes),
+                                strings, passes, time.perf_counter() - started)
+
+    shape = json.dumps({"top": top, "branching": list(branching), "depth": depth, "temperatures": list(temperatures)})
+    key = cachestore.digest("model-continuation-tree", GGUF_SHA256, _code_digest(), prompt, shape)
     with _results(options) as store:
         return cachestore.cached(store, key, compute)

@@ -12,6 +12,7 @@ from markdown_it.common.utils import escapeHtml
 
 from attention_core.activations import ACTIVATIONS, SATURATED_SLOPE, gelu, gelu_tanh, saturated_from, silu_minimum
 
+from .quote import quote_named
 from .fallback import fmt, note_html
 from .schema import Option, Widget, _num
 
@@ -93,4 +94,4 @@ WIDGET = Widget("activation-plot", "激活函数与它的导数", {
     "functions": Option("choices", ["sigmoid", "relu", "gelu"], "activations drawn at first",
                         choices=tuple(ACTIVATIONS)),
     "x": Option("number", -2, "initial position of the point", minimum=-X_LIMIT, maximum=X_LIMIT),
-}, activation_plot_compute, activation_plot_fallback, activation_plot_check)
+}, activation_plot_compute, activation_plot_fallback, activation_plot_check, quote=quote_named)

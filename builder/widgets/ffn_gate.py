@@ -13,6 +13,7 @@ from attention_core.models.sentences import SENTENCES, get_sentence
 
 from .. import real_model
 from ..model_weights import ModelWeightsError
+from .quote import quote_named
 from .fallback import fmt, note_html
 from .schema import Option, Widget, WidgetDataError
 
@@ -70,4 +71,4 @@ WIDGET = Widget("ffn-gate", "真实模型的门控：SmolLM2-135M 的 SwiGLU", {
     "sentence": Option("choice", "animal-tired", "sentence id (attention_core/models/sentences.py)",
                        choices=tuple(SENTENCES)),
     "layer": Option("integer", 12, "initial layer (0-based)", minimum=0),
-}, compute=lambda o: {}, fallback=fallback, accepts=lambda ex: None, build_data=build_data)
+}, compute=lambda o: {}, fallback=fallback, accepts=lambda ex: None, build_data=build_data, quote=quote_named)

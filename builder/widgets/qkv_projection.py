@@ -12,6 +12,7 @@ from markdown_it.common.utils import escapeHtml
 
 from attention_core.qkv import PLANE_TOKENS, PLANE_X, projection_state
 
+from .quote import quote_named
 from .fallback import as_list, bars_list, fmt, matrix_table, note_html
 from .schema import Option, Widget, _num
 
@@ -79,4 +80,4 @@ WIDGET = Widget("qkv-projection", "转一转 W_Q 和 W_K：Query 与 Key 从哪�
     "angle_k": Option("number", -40, "initial turn of W_K in degrees", minimum=-180, maximum=180),
     "scale_k": Option("number", 1, "initial stretch of W_K", minimum=SCALE_RANGE[0], maximum=SCALE_RANGE[1]),
     "query": Option("token", None, "initially selected word (default the first)"),
-}, compute, fallback, check, accepts=lambda ex: None)
+}, compute, fallback, check, accepts=lambda ex: None, quote=quote_named)

@@ -6,7 +6,8 @@ widget of that kind on the page:
 - `query-focus 他→小明`, `step-calculator 我→爱`
 - `multi-head 头1 他→小明`
 - `temperature T=1 小明`
-- a widget whose data has `quotes` (qkv-projection, qk-vectors, kv-cache): `<kind> <name>`, the entry's text as is
+- any other widget that sets `Widget.quote(data, selectors, target)`; most look the name up in their data's `quotes`
+  table with `quote_named` (qkv-projection, kv-cache, activation-plot, …): `<kind> <name>`, the entry's text as is
 The number is the one the widget draws: the row rounded with `percent_row`, so it adds up with its row.
 """
 from __future__ import annotations
@@ -14,6 +15,16 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from .fallback import percent_row
+
+
+def quote_named(data: dict, selectors: list[str], target: str) -> str:
+    """`Widget.quote` for a widget whose data names its quotable numbers: `quotes` maps a name (the words after the
+    kind, joined by spaces) to the text the widget shows, computed at build time."""
+    name = " ".join([*selectors, target])
+    quotes = data.get("quotes", {})
+    if name not in quotes:
+        raise ValueError(f"no number called '{name}' (e.g. {'、'.join(list(quotes)[:8])} …)")
+    return quotes[name]
 
 
 def _index(tokens: list[str], word: str) -> int:
@@ -78,12 +89,8 @@ def quote_widget(widgets: Sequence[Any], spec: str) -> str:
         except (StopIteration, ValueError):
             raise ValueError(f"T={temps[0]} is not on the widget's slider") from None
         value = percent_row(data["weights"][k])[_index(data["tokens"], target)]
-    elif "quotes" in data:  # a widget that names its own quotable numbers (qkv-projection, qk-vectors, kv-cache)
-        name = " ".join([*selectors, target])
-        if name not in data["quotes"]:
-            shown = "、".join(list(data["quotes"])[:8])
-            raise ValueError(f"{kind} has no number called '{name}' (e.g. {shown} …)")
-        return data["quotes"][name]
+    elif block.widget.quote is not None:  # a widget module that quotes its own data (Widget.quote)
+        return block.widget.quote(data, selectors, target)
     else:
         raise ValueError(f"{kind} widgets have no quotable numbers")
     return f"{value}%"

@@ -140,6 +140,9 @@ class Widget:
     build_data: BuildData | None = None  # instead of `compute`: data that needs the build (a real model, cached)
     lazy: bool = False  # its page script loads when one of its widgets nears the viewport (heavy, far down a page)
     embed: Callable[[dict], dict] | None = None  # the data as embedded, if less is needed than the fallback shows
+    # ``{data}`<kind> <selectors…> <target>` `` for a kind quote.py does not know: quote(data, selectors, target)
+    # → the text the widget shows, or ValueError with the reason
+    quote: Callable[[dict, list[str], str], str] | None = None
 
     def defaults(self) -> dict[str, Any]:
         return {k: opt.default for k, opt in self.options.items()}

@@ -102,7 +102,7 @@ def test_quotes_come_from_the_widget_data_and_unknown_ones_fail_on_their_line() 
                                     "未知：{data}`activation-plot 不存在`。\n")
     assert '<span class="widget-quote">0.25</span>' in html
     assert len(problems) == 1 and problems[0].startswith("content/test.md:6: {data}`activation-plot 不存在`: "
-                                                         "activation-plot has no number called '不存在' (e.g. sigmoid′最大")
+                                                         "no number called '不存在' (e.g. sigmoid′最大")
 
 
 def test_designed_net_kinks_are_where_the_note_says() -> None:

@@ -59,11 +59,10 @@ def build_data(o: dict, build: Any) -> tuple[dict, dict[str, bytes]]:
     for r in runs:
         item = {"text": r.text, "tokens": [shown_token(t) for t in r.tokens], "top": [shown_token(t) for t in r.top_tokens]}
         if o["view"] == "predict":
-            item.update(probs=r.probs, rest=r.rest, logits=r.top_logits)
+            item.update(probs=[[round(x, 5) for x in row] for row in r.probs], rest=[round(x, 5) for x in r.rest])
         else:
-            item.update(lens=[shown_token(row[0]) for row in r.lens_tokens], lens_prob=[row[0] for row in r.lens_probs],
-                        lens_alt=[[shown_token(t) for t in row[1:]] for row in r.lens_tokens],
-                        rank=r.answer_rank, answer_prob=r.answer_prob, first_top=first_stays(r.answer_rank, 1),
+            item.update(lens=[shown_token(row[0]) for row in r.lens_tokens], lens_prob=[round(row[0], 5) for row in r.lens_probs],
+                        rank=r.answer_rank, answer_prob=[round(x, 6) for x in r.answer_prob], first_top=first_stays(r.answer_rank, 1),
                         first_top10=first_stays(r.answer_rank, 10))
         prompts.append(item)
     data = {"view": o["view"], "prompt": o["prompt"], "layers": runs[0].n_layers, "vocab": runs[0].vocab_size,

@@ -1,17 +1,21 @@
 """The `positional-encoding` widget: the sinusoidal position encoding of Vaswani et al. 2017 as a heatmap
 (positions × dimensions, one dimension count at a time) and the cosine similarity of one position to every other
 (attention_core/positional.py computes both; theme/js/widgets/positional-encoding.js draws them on a canvas and in
-an SVG chart). The encodings travel quantised to signed bytes (value × 127), base64: 48 positions × 240 columns
-in all are ≈ 15 KB, a tenth of the JSON."""
+an SVG chart). The encodings travel quantised to signed bytes (value × 127), base64 — 48 positions × 248 columns
+are ≈ 16 KB, a fifth of the JSON — in a data script of their own that the widget loads when it mounts (its page
+script is lazy: it loads when the widget nears the viewport), so they do not weigh on the page's first view."""
 from __future__ import annotations
 
 import base64
+import hashlib
+import json
 
 import numpy as np
 from markdown_it.common.utils import escapeHtml
 
 from attention_core.positional import offset_similarity, sinusoidal_encoding
 
+from ..bundle import browser_data_script
 from .fallback import fmt
 from .schema import Option, OptionError, Widget
 
@@ -61,6 +65,16 @@ def compute(o: dict) -> dict:
             "dim_index": o["dims"].index(o["dim"]), "position": o["position"]}
 
 
+def build_data(o: dict, build) -> tuple[dict, dict[str, bytes]]:
+    """The page keeps the fallback's numbers and the similarities; the quantised encodings go to a data script."""
+    data = compute(o)
+    payload = json.dumps({str(e["dims"]): e.pop("pe") for e in data["encodings"]}, separators=(",", ":"), sort_keys=True)
+    key = hashlib.sha256(payload.encode()).hexdigest()[:12]
+    path = f"assets/widgets/positional-encoding-{key}.js"
+    data.update(data=path, key=key)
+    return data, {path: browser_data_script("positionalEncoding", f"d{key}", payload)}
+
+
 def fallback(d: dict) -> str:
     e = d["encodings"][d["dim_index"]]
     buttons = "".join(f'<button type="button" class="seg-btn" disabled aria-pressed="{str(i == d["dim_index"]).lower()}">'
@@ -86,4 +100,4 @@ WIDGET = Widget("positional-encoding", "正弦位置编码", {
     "dim": Option("integer", 64, "the dimension count shown first (one of dims)", minimum=2),
     "position": Option("integer", 10, "the position whose similarities are drawn first", minimum=0),
     "base": Option("number", 10000, "the base of the frequencies (10000 in the paper)", minimum=2, maximum=1e7),
-}, compute, fallback, check, accepts=lambda ex: None)
+}, compute, fallback, check, accepts=lambda ex: None, build_data=build_data, lazy=True)

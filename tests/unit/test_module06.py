@@ -99,17 +99,24 @@ def test_similarity_depends_only_on_the_offset():
     assert offsets[0] == pytest.approx(1.0)
 
 
-def test_positional_widget_embeds_the_same_numbers_as_attention_core():
+def test_positional_widget_ships_the_same_numbers_as_attention_core():
     import base64
     import json
-    import re
 
-    html, problems = render_snippet("```{widget} positional-encoding\ndims: [8, 16]\ndim: 16\npositions: 12\n```\n")
-    assert problems == []
-    data = json.loads(re.search(r'class="widget-data">(.*?)</script>', html, re.S).group(1))
-    e = data["encodings"][1]
-    pe = np.frombuffer(base64.b64decode(e["pe"]), dtype=np.int8).reshape(12, 16) / data["quant"]
+    from builder.widgets.positional_encoding import WIDGET
+
+    options = {**WIDGET.defaults(), "dims": [8, 16], "dim": 16, "positions": 12}
+    data, files = WIDGET.build_data(options, None)
+    assert list(files) == [data["data"]] and "pe" not in data["encodings"][1]  # the bytes are in the data script
+    script = files[data["data"]].decode()
+    from builder.bundle import browser_data_prefix
+
+    prefix = browser_data_prefix("positionalEncoding", f"d{data['key']}")
+    assert script.startswith(prefix)
+    payload = json.loads(script[len(prefix):].rstrip().rstrip(";"))
+    pe = np.frombuffer(base64.b64decode(payload["16"]), dtype=np.int8).reshape(12, 16) / data["quant"]
     assert np.abs(pe - sinusoidal_encoding(12, 16)).max() <= 0.5 / 127 + 1e-12  # one byte: half a step at most
+    assert data["encodings"][1]["similarity"] == offset_similarity(12, 16).tolist()
 
 
 # --------------------------------------------------------------------------------------------- bad options

@@ -1,7 +1,10 @@
 // Sinusoidal position encoding (builder/widgets/positional_encoding.py): a canvas heatmap of positions × dimensions
 // for the chosen dimension count, and an SVG chart of the cosine similarity between position p and every other
-// position. All numbers are the build's (attention_core/positional.py); the encodings arrive as signed bytes.
+// position. All numbers are the build's (attention_core/positional.py); the encodings arrive as signed bytes in a
+// data script of their own (a <script src>, which works on file://), loaded when the widget mounts; until then the
+// static view stays.
 import { choiceButtons, h, heatBackground, liveRegion, num } from "./common.js";
+import { part } from "../shared/course.js";
 
 const SVG = "http://www.w3.org/2000/svg";
 const s = (tag, attrs, ...children) => {
@@ -20,10 +23,29 @@ function decode(b64) {
 
 const dark = () => window.matchMedia && window.matchMedia("(prefers-color-scheme: dark)").matches;
 
+function loadEncodings(data) {
+  const store = part("positionalEncoding");
+  const key = `d${data.key}`;
+  if (store[key]) return Promise.resolve(store[key]);
+  return new Promise((resolve, reject) => {
+    const script = document.createElement("script");
+    script.src = data.data;
+    script.onload = () => (store[key] ? resolve(store[key]) : reject(new Error(`${data.data} is empty`)));
+    script.onerror = () => { script.remove(); reject(new Error(`cannot load ${data.data}`)); };
+    document.head.append(script);
+  });
+}
+
 export function mount(root, data) {
+  loadEncodings(data).then((pe) => start(root, data, pe)).catch((err) => {
+    console.warn("positional-encoding:", err); // eslint-disable-line no-console  (the static view stays)
+  });
+}
+
+function start(root, data, pe) {
   const body = root.querySelector(".widget-body");
   const n = data.positions;
-  const encodings = data.encodings.map((e) => ({ ...e, values: decode(e.pe) }));
+  const encodings = data.encodings.map((e) => ({ ...e, values: decode(pe[String(e.dims)]) }));
   let k = data.dim_index;
   let p = data.position;
   const id = `${root.id || "pe"}-p`;

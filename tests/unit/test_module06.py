@@ -144,3 +144,8 @@ def test_first_stays_finds_where_the_answer_settles():
     assert first_stays([900, 12, 1, 3, 1, 1], 1) == 4  # rank 1 at 2 but lost again at 3: settles at 4
     assert first_stays([900, 12, 8, 3, 1, 1], 10) == 2
     assert first_stays([5, 1], 1) == 1
+
+
+def test_the_small_model_spends_a_far_larger_share_on_embeddings_as_the_page_says():
+    share = {k: c["embeddings"] / c["total"] for k, c in ((k, count_parameters(p)) for k, p in PRESETS.items())}
+    assert share["smollm2-135m"] > 0.2 > 0.01 > share["gpt3-175b"]

@@ -27,7 +27,7 @@ FIELDS = (  # (config key, label) of the number inputs
 CHOICES = {  # select fields: key → ((value, label), …)
     "positions": (("learned", "学习的位置嵌入"), ("sinusoidal", "正弦编码（无参数）"), ("rope", "RoPE（无参数）")),
     "ffn": (("gelu", "GELU MLP（2 个矩阵）"), ("swiglu", "SwiGLU（3 个矩阵）")),
-    "norm": (("layernorm", "LayerNorm（增益 + 偏置）"), ("rmsnorm", "RMSNorm（只有增益）")),
+    "norm": (("layernorm", "LayerNorm"), ("rmsnorm", "RMSNorm")),
     "bias": ((True, "有偏置"), (False, "无偏置")),
     "tied_embeddings": ((True, "与嵌入共享"), (False, "独立矩阵")),
 }

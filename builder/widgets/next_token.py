@@ -143,19 +143,24 @@ def lens_caption(d: dict, p: dict) -> str:
     return f"最终答案 {p['top'][0]}：" + "，".join(parts) + "。"
 
 
+def row_label(layer: int, n_layers: int) -> str:
+    """The lens table's short row label (fits a phone): 嵌入 / 第 l 层 / 第 n 层·输出 (next-token.js `rowLabel`)."""
+    return "嵌入" if layer == 0 else f"第 {layer} 层" + ("·输出" if layer == n_layers else "")
+
+
 ANSWER_ROW = ' class="is-answer"'  # a depth at which the final answer is already the best token
 
 
 def lens_table(d: dict, p: dict) -> str:
     rows = "".join(
-        f'<tr{ANSWER_ROW if rank == 1 else ""}><th scope="row">{escapeHtml(depth_label(l, d["layers"]))}</th><td>{escapeHtml(tok)}</td>'
+        f'<tr{ANSWER_ROW if rank == 1 else ""}><th scope="row">{escapeHtml(row_label(l, d["layers"]))}</th><td>{escapeHtml(tok)}</td>'
         f'<td>{percent1(pr)}</td><td>{rank}</td><td>{percent1(ap)}</td></tr>'
         for l, (tok, pr, rank, ap) in enumerate(zip(p["lens"], p["lens_prob"], p["rank"], p["answer_prob"])))
     return (f'<p class="widget-caption">{escapeHtml(lens_caption(d, p))}</p>'
             f'<div class="heat-scroll"><table class="num-table nt-lens"><caption>逻辑透镜：“{escapeHtml(p["text"])}”'
-            f'在每一层读出的预测</caption><thead><tr><th scope="col">读出位置</th><th scope="col">第一名</th>'
-            f'<th scope="col">概率</th><th scope="col">{escapeHtml(p["top"][0])} 的名次</th>'
-            f'<th scope="col">{escapeHtml(p["top"][0])} 的概率</th></tr></thead><tbody>{rows}</tbody></table></div>')
+            f'在每一层之后读出的预测</caption><thead><tr><th scope="col">读出</th><th scope="col">第一名</th>'
+            f'<th scope="col">概率</th><th scope="col">{escapeHtml(p["top"][0])} 名次</th>'
+            f'<th scope="col">{escapeHtml(p["top"][0])} 概率</th></tr></thead><tbody>{rows}</tbody></table></div>')
 
 
 def fallback(d: dict) -> str:

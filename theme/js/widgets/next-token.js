@@ -14,6 +14,9 @@ export function depthLabel(layer, n) {
   return `第 ${layer} 层之后${layer === n ? "（输出）" : ""}`;
 }
 
+/** The lens table's short row label (next_token.py `row_label`). */
+export const rowLabel = (layer, n) => (layer === 0 ? "嵌入" : `第 ${layer} 层${layer === n ? "·输出" : ""}`);
+
 /** Where the final answer forms (next_token.py `lens_caption`: the same words). */
 export function lensCaption(n, p) {
   const parts = [];
@@ -75,16 +78,16 @@ function lensView(data, area, live) {
   const answerProbHead = h("th", { scope: "col" });
   const tbody = h("tbody");
   const table = h("div", { class: "heat-scroll" }, h("table", { class: "num-table nt-lens" }, tableCaption,
-    h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "读出位置"), h("th", { scope: "col" }, "第一名"),
+    h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "读出"), h("th", { scope: "col" }, "第一名"),
       h("th", { scope: "col" }, "概率"), answerHead, answerProbHead)), tbody));
   function draw(i, announce) {
     const p = data.prompts[i];
     caption.textContent = lensCaption(n, p);
-    tableCaption.textContent = `逻辑透镜：“${p.text}”在每一层读出的预测`;
-    answerHead.textContent = `${p.top[0]} 的名次`;
-    answerProbHead.textContent = `${p.top[0]} 的概率`;
+    tableCaption.textContent = `逻辑透镜：“${p.text}”在每一层之后读出的预测`;
+    answerHead.textContent = `${p.top[0]} 名次`;
+    answerProbHead.textContent = `${p.top[0]} 概率`;
     tbody.replaceChildren(...p.lens.map((tok, l) => h("tr", { class: p.rank[l] === 1 ? "is-answer" : null },
-      h("th", { scope: "row" }, depthLabel(l, n)), h("td", {}, tok), h("td", {}, percent1(p.lens_prob[l])),
+      h("th", { scope: "row" }, rowLabel(l, n)), h("td", {}, tok), h("td", {}, percent1(p.lens_prob[l])),
       h("td", {}, String(p.rank[l])), h("td", {}, percent1(p.answer_prob[l])))));
     if (announce) live.textContent = caption.textContent;
   }

@@ -429,3 +429,77 @@ def continuation_tree(options: BuildOptions, prompt: str, *, top: int = 8, branc
     key = cachestore.digest("model-continuation-tree", GGUF_SHA256, _code_digest(), prompt, shape)
     with _results(options) as store:
         return cachestore.cached(store, key, compute)
+
+
+# ------------------------------------------------------------------- next-token prediction and the logit lens
+
+TOP_K = 10
+LENS_TOP = 3  # the logit lens keeps each layer's three best tokens
+
+
+@dataclass(frozen=True)
+class NextTokenRun:
+    """A prompt's next-token distribution at the last position and its logit lens (attention_core.models.llama
+    `logit_lens`): what the model would predict if it stopped after each block.
+
+    `top_*` are the TOP_K most likely next tokens at temperature 1 (a temperature rescales the logits and keeps
+    their order, so they are the top tokens at every temperature); `probs[k]` is their probabilities at
+    `temperatures[k]` over the *whole* vocabulary, `rest[k]` what all other tokens share. `lens_*` have one row
+    per depth (0 = the embedding alone, n_layers = the output): the LENS_TOP best tokens and their probabilities,
+    and the rank (1 = best) and probability of the final prediction `top_tokens[0]` at that depth."""
+
+    text: str
+    tokens: list[str]
+    n_layers: int
+    vocab_size: int
+    top_ids: list[int]
+    top_tokens: list[str]
+    top_logits: list[float]
+    temperatures: list[float]
+    probs: list[list[float]]
+    rest: list[float]
+    lens_tokens: list[list[str]]
+    lens_probs: list[list[float]]
+    answer_rank: list[int]
+    answer_prob: list[float]
+
+
+def next_token_run(options: BuildOptions, text: str, temperatures: tuple[float, ...]) -> NextTokenRun:
+    """`text` through SmolLM2-135M with its residual stream kept (cached like `sentence_run`); raises
+    ModelInputError for an empty or too long prompt."""
+    if not text.strip():
+        raise ModelInputError("the prompt is empty")
+    model_path(options)
+    n = count_tokens(options, text)
+    if n > MAX_TOKENS:
+        raise ModelInputError(f"the prompt has {n} tokens; at most {MAX_TOKENS} are allowed")
+
+    def compute() -> NextTokenRun:
+        from attention_core.core import softmax
+        from attention_core.models.llama import logit_lens
+
+        model = _loaded(str(model_path(options)))
+        result = model.run(text, return_residuals=True)
+        logits = result.logits[-1].astype(np.float64)
+        top = np.argsort(-logits, kind="stable")[:TOP_K]
+        probs, rest = [], []
+        for t in temperatures:
+            p = softmax(logits, temperature=t)
+            probs.append([float(p[i]) for i in top])
+            rest.append(float(max(0.0, 1.0 - p[top].sum())))
+        lens = softmax(logit_lens(model.weights, result.residuals).astype(np.float64), axis=-1)
+        answer = int(top[0])
+        lens_ids = np.argsort(-lens, axis=1, kind="stable")[:, :LENS_TOP]
+        ranks = [int((row > row[answer]).sum()) + 1 for row in lens]
+        strings = model.tokenizer.token_string
+        return NextTokenRun(
+            text, model.tokenizer.token_strings(result.tokens), model.config.n_layers, model.config.vocab_size,
+            [int(i) for i in top], [strings(int(i)) for i in top], [float(logits[i]) for i in top],
+            list(temperatures), probs, rest,
+            [[strings(int(i)) for i in row] for row in lens_ids],
+            [[float(lens[l, i]) for i in row] for l, row in enumerate(lens_ids)],
+            ranks, [float(row[answer]) for row in lens])
+
+    key = cachestore.digest("model-next-token", GGUF_SHA256, _code_digest(), text, repr(tuple(temperatures)))
+    with _results(options) as store:
+        return cachestore.cached(store, key, compute)

@@ -197,6 +197,17 @@ def ffn_gates(weights: LlamaWeights, tokens: Sequence[int]) -> F32:
     return gates
 
 
+def logit_lens(weights: LlamaWeights, residuals: F32, position: int = -1) -> F32:
+    """The logit lens (nostalgebraist 2020): read the residual stream out *early*, as if the model stopped there.
+
+    residuals: `ForwardResult.residuals`, (n_layers + 1, T, d_model). Row l of the result is the next-token
+    logits at `position` after l blocks (row 0: the token embedding alone), through the model's own final RMSNorm
+    and LM head. The last row is exactly the model's output (`ForwardResult.logits[position]`)."""
+    cfg = weights.config
+    stream = residuals[:, position, :]                                    # (n_layers + 1, d_model)
+    return rms_norm(stream, weights.final_norm, cfg.rms_eps) @ weights.lm_head.T  # (n_layers + 1, vocab)
+
+
 __all__ = ["ForwardResult", "apply_rope", "ffn_gates", "forward", "grouped_query_attention", "log_softmax", "perplexity",
            "rms_norm", "rope_cos_sin", "silu", "swiglu_mlp"]
 

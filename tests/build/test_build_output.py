@@ -37,7 +37,8 @@ def test_every_page_and_planned_page_is_listed_on_the_index(course_site):
         slug = md.stem
         if slug != "index":
             assert f'href="{slug}.html"' in index, slug
-    planned_slugs = [p["slug"] for p in yaml.safe_load((ROOT / "content" / "site.yml").read_text(encoding="utf-8"))["planned"]]
+    # the planned pages are whatever site.yml still lists (pages move out of it as they are written)
+    planned_slugs = [p["slug"] for p in yaml.safe_load((ROOT / "content" / "site.yml").read_text("utf-8"))["planned"]]
     for planned in planned_slugs:
         assert f'data-slug="{planned}"' in index
         assert f'href="{planned}.html"' not in index, "planned pages must not be linked"

@@ -6,6 +6,7 @@ widget of that kind on the page:
 - `query-focus 他→小明`, `step-calculator 我→爱`
 - `multi-head 头1 他→小明`
 - `temperature T=1 小明`
+- `bigram <fact>`, `bigram-mlp <fact>`: a number of module 04's corpus and models, e.g. `bigram bigram_held_ppl`
 The number is the one the widget draws: the row rounded with `percent_row`, so it adds up with its row.
 """
 from __future__ import annotations
@@ -77,6 +78,13 @@ def quote_widget(widgets: Sequence[Any], spec: str) -> str:
         except (StopIteration, ValueError):
             raise ValueError(f"T={temps[0]} is not on the widget's slider") from None
         value = percent_row(data["weights"][k])[_index(data["tokens"], target)]
+    elif kind in ("bigram", "bigram-mlp"):
+        # module 04's facts (builder/poetry_lm.py): counts, perplexities, settings, as the widgets print them
+        if selectors:
+            raise unexpected("none")
+        if target not in data["facts"]:
+            raise ValueError(f"{kind} has no fact '{target}' (known: {', '.join(sorted(data['facts']))})")
+        return data["facts"][target]
     else:
         raise ValueError(f"{kind} widgets have no quotable numbers")
     return f"{value}%"

@@ -78,10 +78,10 @@ def fallback(d: dict) -> str:
     items = "".join(
         f'<li><span class="bar-label">{escapeHtml(ch)}</span><span class="bar-track"><span class="bar-fill" '
         f'style="width:{css_number(p * 100, 2)}%"></span></span><span class="bar-value">{s}%</span></li>'
-        for (_, ch, p, _), s in zip(row["next"], shown))
+        for (_, ch, p, _), s in zip(row["next"] + [[None, "其余", 1 - sum(q for _, _, q, _ in row["next"]), None]], shown))
     f = d["facts"]
     return (table + f'<p class="widget-caption">“{escapeHtml(row["char"])}”后面最常见的 {len(row["next"])} 个字'
-            f'（其余合计 {shown[-1]}%）：</p><ol class="bars">{items}</ol>'
+            f'和其余所有字的合计：</p><ol class="bars">{items}</ol>'
             f'<p class="widget-caption">验证集困惑度：二元模型 {f["bigram_held_ppl"]}，只看字频的一元模型 '
             f'{f["unigram_held_ppl"]}，均匀猜测 {f["uniform_ppl"]}。</p>' + note_html(d["note"]))
 

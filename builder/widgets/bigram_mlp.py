@@ -19,6 +19,7 @@ from .fallback import fmt, note_html
 from .schema import Option, OptionError, Widget
 
 PARTS = ("curves", "samples", "embeddings")
+MAX_LEN = 48  # attention_core.ngram's samplers stop at 48 characters
 
 
 class PartsOption(Option):
@@ -88,10 +89,12 @@ def _samples_html(d: dict) -> str:
         return f'<section><h4 class="widget-subtitle">{escapeHtml(title)}</h4><ol>{items}</ol></section>'
 
     f = d["facts"]
+    capped = [sum(len(p) >= MAX_LEN for p in d[k]) for k in ("bigram_samples", "mlp_samples")]
     return ('<div class="lm-compare">' + column("二元模型（只看前 1 个字）", d["bigram_samples"])
             + column(f"MLP（看前 {f['mlp_context']} 个字）", d["mlp_samples"]) + "</div>"
             '<p class="widget-caption">两个模型都在温度 T = 1 下、用同一个随机种子各写 '
-            f'{len(d["mlp_samples"])} 首；□ 是词表之外的字。</p>')
+            f'{len(d["mlp_samples"])} 首，写到 ◆ 或满 {MAX_LEN} 字为止（二元模型有 {capped[0]} 首、MLP 有 '
+            f'{capped[1]} 首写满 {MAX_LEN} 字被截断）；□ 是词表之外的字。</p>')
 
 
 def _embeddings_svg(d: dict) -> str:
@@ -101,6 +104,7 @@ def _embeddings_svg(d: dict) -> str:
     sx = lambda v: pad + (v - min(xs)) / (max(xs) - min(xs)) * (w - 2 * pad)  # noqa: E731
     sy = lambda v: h - pad - (v - min(ys)) / (max(ys) - min(ys)) * (h - 2 * pad)  # noqa: E731
     marks = {"，", "。"}
+    order = sorted(range(len(chars)), key=lambda k: xy[k][0])
     labels = "".join(
         f'<text class="pca-label{" pca-mark" if ch in marks else ""}" x="{sx(px):.1f}" y="{sy(py) + 5:.1f}" '
         f'text-anchor="middle" data-char="{escapeHtml(ch)}">{escapeHtml(ch)}</text>'
@@ -109,8 +113,9 @@ def _embeddings_svg(d: dict) -> str:
             f'<title id="lm-pca-t">字向量的二维投影（PCA）</title><desc id="lm-pca-d">训练后 MLP 的字向量中最常见的 '
             f'{len(chars)} 个字，投影到前两个主成分上；位置相近的字，在模型眼里用法相近。</desc>'
             f'<rect class="axis" x="1" y="1" width="{w - 2}" height="{h - 2}" rx="6"/>{labels}</svg>'
-            f'<p class="widget-caption">横轴、纵轴是字向量（{d["facts"]["mlp_dim"]} 维）的第一、第二主成分；'
-            '两个标点用强调色标出。</p>' + _coordinates_table(chars, xy))
+            f'<p class="widget-caption">横轴、纵轴是字向量（{d["facts"]["mlp_dim"]} 维）的第一、第二主成分，两个标点用强调色'
+            f'标出。第一主成分最小的 5 个字：{"、".join(chars[k] for k in order[:5])}；最大的 5 个字：'
+            f'{"、".join(chars[k] for k in order[::-1][:5])}。</p>' + _coordinates_table(chars, xy))
 
 
 def _coordinates_table(chars: list[str], xy: list[list[float]]) -> str:

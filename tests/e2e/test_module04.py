@@ -27,15 +27,15 @@ def open_widget(page):
     return root
 
 
-def shown_next(root) -> list[tuple[str, str]]:
+def shown_next(root) -> list[list[str]]:
     return root.locator(".bigram-next li").evaluate_all(
         "els => els.map(li => [li.querySelector('.bar-label').textContent, li.querySelector('.bar-value').textContent])")
 
 
-def expected_next(row: dict) -> list[tuple[str, str]]:
+def expected_next(row: dict) -> list[list[str]]:
     def percent(p: float) -> str:  # bigram.js: two decimals below 10 %, else one
         return f"{p * 100:.{2 if p < 0.1 else 1}f}%"
-    return [(ch, percent(p)) for _, ch, p, _ in row["next"]]
+    return [[ch, percent(p)] for _, ch, p, _ in row["next"]]
 
 
 def test_click_and_keys_show_a_characters_next_distribution(page):

@@ -72,13 +72,14 @@ def _curves_svg(d: dict) -> str:
     texts = "".join(f'<text x="{end:.1f}" y="{yy + 4:.1f}">{escapeHtml(t)}</text>' for yy, t in labels)
     desc = (f"MLP 训练 {steps[-1]:,} 步：训练集损失从 {c['train'][0]:.2f} 降到 {c['train'][-1]:.2f}，验证集损失从 "
             f"{c['held'][0]:.2f} 降到 {c['held'][-1]:.2f}（奈特/字）；二元模型在验证集上是 {ref:.2f}。")
-    return (f'<svg class="lm-chart lm-curves" viewBox="0 0 {w} {h}" role="img" aria-labelledby="lm-curves-t lm-curves-d">'
+    return (f'<div class="heat-scroll lm-scroll" tabindex="0" role="region" aria-label="损失曲线（可左右滑动）">'
+            f'<svg class="lm-chart lm-curves" viewBox="0 0 {w} {h}" role="img" aria-labelledby="lm-curves-t lm-curves-d">'
             f'<title id="lm-curves-t">MLP 语言模型的损失曲线</title><desc id="lm-curves-d">{escapeHtml(desc)}</desc>'
             f'<path class="axis" d="M{left},{top} L{left},{h - bottom} L{w - right},{h - bottom}"/>{"".join(ticks)}'
             f'<text x="{(left + w - right) / 2:.0f}" y="{h - 6}" text-anchor="middle">训练步数</text>'
             f'<text x="14" y="{(top + h - bottom) / 2:.0f}" text-anchor="middle" transform="rotate(-90 14 {(top + h - bottom) / 2:.0f})">平均损失（奈特/字）</text>'
             f'<line class="line-ref" x1="{left}" x2="{w - right}" y1="{y(ref):.1f}" y2="{y(ref):.1f}"/>'
-            f'<path class="line-train" d="{path(c["train"])}"/><path class="line-held" d="{path(c["held"])}"/>{texts}</svg>'
+            f'<path class="line-train" d="{path(c["train"])}"/><path class="line-held" d="{path(c["held"])}"/>{texts}</svg></div>'
             f'<p class="widget-caption">实线：训练集（每 {steps[1] - steps[0]} 步在固定的 {f["eval_positions"]} 个位置上量一次）；'
             f'虚线：验证集（同样取固定的 {f["eval_positions"]} 个位置）；点线：二元模型在整个验证集上的平均损失。</p>')
 
@@ -109,10 +110,11 @@ def _embeddings_svg(d: dict) -> str:
         f'<text class="pca-label{" pca-mark" if ch in marks else ""}" x="{sx(px):.1f}" y="{sy(py) + 5:.1f}" '
         f'text-anchor="middle" data-char="{escapeHtml(ch)}">{escapeHtml(ch)}</text>'
         for ch, (px, py) in zip(chars, xy))
-    return (f'<svg class="lm-chart lm-pca" viewBox="0 0 {w} {h}" role="img" aria-labelledby="lm-pca-t lm-pca-d" lang="zh-Hant">'
+    return (f'<div class="heat-scroll lm-scroll" tabindex="0" role="region" aria-label="字向量投影（可左右滑动）">'
+            f'<svg class="lm-chart lm-pca" viewBox="0 0 {w} {h}" role="img" aria-labelledby="lm-pca-t lm-pca-d" lang="zh-Hant">'
             f'<title id="lm-pca-t">字向量的二维投影（PCA）</title><desc id="lm-pca-d">训练后 MLP 的字向量中最常见的 '
             f'{len(chars)} 个字，投影到前两个主成分上；位置相近的字，在模型眼里用法相近。</desc>'
-            f'<rect class="axis" x="1" y="1" width="{w - 2}" height="{h - 2}" rx="6"/>{labels}</svg>'
+            f'<rect class="axis" x="1" y="1" width="{w - 2}" height="{h - 2}" rx="6"/>{labels}</svg></div>'
             f'<p class="widget-caption">横轴、纵轴是字向量（{d["facts"]["mlp_dim"]} 维）的第一、第二主成分，两个标点用强调色'
             f'标出。第一主成分最小的 5 个字：{"、".join(chars[k] for k in order[:5])}；最大的 5 个字：'
             f'{"、".join(chars[k] for k in order[::-1][:5])}。</p>' + _coordinates_table(chars, xy))

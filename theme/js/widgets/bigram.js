@@ -123,9 +123,11 @@ export function mount(root, data) {
     return view === "probability" ? data.probs[i][j] : data.counts[i][j] / data.max_count;
   }
 
-  function describe(i, j) {
+  // the cell's visible text comes first in its name (WCAG 2.5.3: what you see is what a voice command says)
+  function describe(i, j, text) {
     const row = data.rows[i];
-    return `“${chars[i]}”后面接“${chars[j]}”：${percent(data.probs[i][j])}（训练集里 ${thousands(data.counts[i][j])} 次，` +
+    const shown = view === "probability" ? `约 ${text}%，精确值 ${percent(data.probs[i][j])}` : `${text} 次，概率 ${percent(data.probs[i][j])}`;
+    return `“${chars[i]}”后面接“${chars[j]}”：${shown}（训练集里 ${thousands(data.counts[i][j])} 次，` +
       `“${chars[i]}”共出现在 ${thousands(row.total)} 个字之前）`;
   }
 
@@ -140,7 +142,7 @@ export function mount(root, data) {
     h("tbody", {}, chars.map((c, i) => h("tr", {}, h("th", { scope: "row" }, c), chars.map((_, j) => {
       const text = view === "probability" ? String(Math.round(data.probs[i][j] * 100)) : compact(data.counts[i][j]);
       const cell = h("td", { role: "gridcell", class: "heat-cell", tabindex: "-1", "data-row": i, "data-col": j,
-        "aria-label": describe(i, j) }, text);
+        "aria-label": describe(i, j, text) }, text);
       shade(cell, weight(i, j));
       cells.push(cell);
       return cell;

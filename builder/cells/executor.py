@@ -9,6 +9,7 @@ User output never reaches that channel.
 """
 from __future__ import annotations
 
+import base64
 import importlib.util
 import json
 import os
@@ -71,6 +72,14 @@ class _Sink:
         self.chars = 0
         self.truncated = False
 
+    def display(self, kind: str, data, meta: dict) -> None:
+        """A figure (bytes) or a course widget (JSON text): one ("display", JSON) chunk, in output order."""
+        if self.truncated:
+            return
+        payload = base64.b64encode(data).decode("ascii") if isinstance(data, (bytes, bytearray)) else str(data)
+        self.chunks.append(["display", json.dumps({"kind": kind, "data": payload, "meta": meta},
+                                                   ensure_ascii=False, sort_keys=True)])
+
     def write(self, stream: str, s: str) -> None:
         if self.truncated or not s:
             return
@@ -124,9 +133,13 @@ def execute_cell(code: str, filename: str, namespace: dict, root: Path) -> dict:
     sys.stdout, sys.stderr = _Capture(sink, "stdout"), _Capture(sink, "stderr")  # type: ignore[assignment]
     result: dict[str, Any] = {"repr": None, "error": None}
     started = time.perf_counter()
+    runtime = _browser_executor(root)
+    if hasattr(runtime, "set_display"):
+        runtime.set_display(sink.display)
+        runtime.begin_run()
     try:
-        result["repr"], repr_cut = _browser_executor(root).execute_notebook_cell(code, filename, namespace, MAX_REPR_CHARS)
-        sink.truncated = sink.truncated or repr_cut
+        result["repr"], repr_cut = runtime.execute_notebook_cell(code, filename, namespace, MAX_REPR_CHARS)
+        sink.truncated = sink.truncated or repr_cut or (hasattr(runtime, "displays_truncated") and runtime.displays_truncated())
     except BaseException as exc:  # noqa: BLE001 - user code may raise anything, SystemExit included
         text, frames = _trimmed_traceback(exc)
         own = [line for name, line in frames if name == filename]

@@ -64,7 +64,17 @@ export class OutputView {
   restoreBuildOutput() {
     this.log.replaceChildren(...this.buildNodes.map((n) => n.cloneNode(true)));
     this._clearDisplays();
-    if (this.widgets) this.widgets.replaceChildren(...this.buildWidgets.map((n) => n.cloneNode(true)));
+    if (this.widgets) {
+      this.widgets.replaceChildren(...this.buildWidgets.map((n) => n.cloneNode(true)));
+      // clones carry no listeners: mount the build-time widgets again from their embedded JSON
+      for (const box of this.widgets.querySelectorAll(".widget[data-widget]")) {
+        const script = box.querySelector("script.widget-data");
+        if (!script || !this.mountWidget) continue;
+        let data;
+        try { data = JSON.parse(script.textContent); } catch { continue; }
+        this.mountWidget(box, { widget: box.dataset.widget, data }).catch(() => {});
+      }
+    }
     this.root.dataset.origin = "build";
     if (!this.buildNodes.length) this.root.setAttribute("data-empty", "");
     this.label.textContent = "构建时输出";

@@ -102,7 +102,11 @@ def prepare_matplotlib() -> None:
     import matplotlib
     matplotlib.use("agg")
     import matplotlib.pyplot as plt
+    from cycler import cycler
     matplotlib.rcParams.update({
+        # Okabe–Ito: a colour-blind-safe qualitative palette (the course's widgets are too)
+        "axes.prop_cycle": cycler(color=["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9",
+                                         "#F0E442", "#000000"]),
         # per-glyph fallback (matplotlib ≥ 3.6) works across the families of font.family: Latin, then CJK
         "font.family": ["DejaVu Sans", "Noto Sans CJK SC"],
         "axes.unicode_minus": False,  # U+2212 is in DejaVu, but '-' keeps labels identical in every font

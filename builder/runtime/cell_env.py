@@ -52,7 +52,8 @@ def _make(cache_dir: Path, root: Path, pyodide_dir: Path | None, allow_download:
         packs.append({"path": str(path), "wheel": whl_name})
     optional = {o["name"]: {"path": str(o["pack"]), "wheel": o["wheel"], "imports": o["imports"],
                             "depends": o["depends"]}
-                for o in optional_packs(cache_root, manifest, allow_download=allow_download, stamps=stamps)}
+                for o in optional_packs(cache_root, manifest, allow_download=allow_download, stamps=stamps,
+                                        pyodide_dir=src_dir)}
     stamps.save()
     digests = [stamps.sha256(Path(p["path"])) for p in packs] + \
               [stamps.sha256(Path(o["path"])) for o in optional.values()]

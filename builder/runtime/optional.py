@@ -25,6 +25,8 @@ import zipfile
 from pathlib import Path
 
 from .files import write_atomically
+from .node import node_job
+from .precompile import COMPILE_VERSION, PROGRAM_DIR, SITE_PACKAGES
 from .verify import HashStamps, RuntimeAssetError, sha256_bytes, sha256_file
 from .wheels import PACK_MAGIC, _pypi_source, pack_name
 
@@ -189,12 +191,40 @@ def _patched_fontlist(data: bytes, kept: set[str], with_cjk: bool, version: int)
 # -------------------------------------------------------------------------------------------------- packs
 
 
-def optional_pack_bytes(name: str, wheel: bytes, spec: dict, *, font: bytes | None) -> tuple[bytes, dict]:
+def compiled_wheels(cache_root: Path, pyodide_dir: Path, wheels: dict[str, tuple[Path, str]],
+                    numpy_wheel: Path) -> dict[str, Path]:
+    """{package: wheel whose modules a first figure imports are sourceless .pyc} (precompile_optional.cjs, in
+    Pyodide under Node, like NumPy's bytecode): matplotlib's first import then skips compiling them in wasm.
+    `wheels`: {package: (verified wheel, sha256)}.  {} (and a warning) when Node fails: the packs ship sources."""
+    key = sha256_bytes(json.dumps([COMPILE_VERSION, OPTIONAL_PACK_VERSION, numpy_wheel.name,
+                                   (PROGRAM_DIR / "precompile_optional.cjs").read_text("utf-8"),
+                                   sorted((n, h) for n, (_, h) in wheels.items())]).encode())[:16]
+    out_dir = cache_root / "compiled-optional" / key
+    outs = {n: out_dir / p.name for n, (p, _) in wheels.items()}
+    if all(p.is_file() for p in outs.values()):
+        return outs
+    args = [str(Path(pyodide_dir).resolve()), str(PROGRAM_DIR / "precompile_in_pyodide.py"), SITE_PACKAGES,
+            str(numpy_wheel)]
+    for n, (p, _) in sorted(wheels.items()):
+        args += [str(p), f"{{out}}/{p.name}"]
+    made = node_job(out_dir, PROGRAM_DIR / "precompile_optional.cjs", args,
+                    "shipping matplotlib & co. as sources (slower first import in the browser)")
+    return outs if made else {}
+
+
+def optional_pack_bytes(name: str, wheel: bytes, spec: dict, *, font: bytes | None,
+                        compiled: bytes | None = None) -> tuple[bytes, dict]:
     """The pack of one optional wheel without its `strip` files (+ the CJK font for matplotlib) → (pack,
-    report {files, bytes, stripped_files, stripped_bytes})."""
+    report {files, bytes, stripped_files, stripped_bytes}).  `compiled`: the same wheel with .pyc (shipped
+    instead of the sources; `wheel` is still what the font list's version is read from)."""
     globs = spec.get("strip", [])
     with zipfile.ZipFile(io.BytesIO(wheel)) as zf:
-        all_files = [(i.filename, zf.read(i)) for i in zf.infolist() if not i.is_dir()]
+        sources = {i.filename: zf.read(i) for i in zf.infolist() if not i.is_dir()}
+    if compiled is None:
+        all_files = list(sources.items())
+    else:
+        with zipfile.ZipFile(io.BytesIO(compiled)) as zf:
+            all_files = [(i.filename, zf.read(i)) for i in zf.infolist() if not i.is_dir()]
     files = [(n, d) for n, d in all_files if not stripped(n, globs)]
     report = {"files": len(files), "stripped_files": len(all_files) - len(files),
               "stripped_bytes": sum(len(d) for n, d in all_files) - sum(len(d) for n, d in files)}
@@ -202,7 +232,7 @@ def optional_pack_bytes(name: str, wheel: bytes, spec: dict, *, font: bytes | No
         if font is not None:
             files.append((CJK_FONT_FILE, font))
         kept = {n for n, _ in files}
-        version = _font_manager_version(dict(files)["matplotlib/font_manager.py"])
+        version = _font_manager_version(sources["matplotlib/font_manager.py"])
         files = [(n, _patched_fontlist(d, kept, font is not None, version) if n == FONTLIST else d) for n, d in files]
     report["bytes"] = sum(len(d) for _, d in files)
     header = json.dumps({"files": [[n, len(d)] for n, d in files]}, separators=(",", ":")).encode()
@@ -210,7 +240,8 @@ def optional_pack_bytes(name: str, wheel: bytes, spec: dict, *, font: bytes | No
     return gzip.compress(raw, compresslevel=9, mtime=0), report
 
 
-def optional_packs(cache_root: Path, manifest: dict, *, allow_download: bool, stamps: HashStamps) -> list[dict]:
+def optional_packs(cache_root: Path, manifest: dict, *, allow_download: bool, stamps: HashStamps,
+                   pyodide_dir: Path | None = None) -> list[dict]:
     """[{name, pack (path), wheel, imports, depends, report}] for every optional package, packs cached by
     (wheel sha256, strip globs, font)."""
     specs = optional_specs(manifest)
@@ -218,17 +249,22 @@ def optional_packs(cache_root: Path, manifest: dict, *, allow_download: bool, st
         return []
     wheels = ensure_optional_wheels(cache_root, manifest, allow_download=allow_download, stamps=stamps)
     font = cjk_font(cache_root) if "matplotlib" in specs else None
+    numpy_wheel = cache_root / next(n for n in manifest["assets"] if n.startswith("numpy-"))
+    compiled = compiled_wheels(cache_root, pyodide_dir, {n: (wheels[n], specs[n]["sha256"]) for n in specs},
+                               numpy_wheel) if pyodide_dir is not None and numpy_wheel.is_file() else {}
     out = []
     for name in sorted(specs):
         spec = specs[name]
         key = sha256_bytes(json.dumps([OPTIONAL_PACK_VERSION, spec["sha256"], spec.get("strip", []),
-                                       sha256_bytes(font) if (font and name == "matplotlib") else None]).encode())
+                                       sha256_bytes(font) if (font and name == "matplotlib") else None,
+                                       stamps.sha256(compiled[name]) if name in compiled else None]).encode())
         path = cache_root / "packs" / key[:16] / pack_name(spec["file_name"])
         report_path = path.with_suffix(".json")
         if not path.is_file() or not report_path.is_file():
             data = wheels[name].read_bytes()
             check_optional_sha256(wheels[name], name, spec, sha256_bytes(data))  # the bytes we pack, checked again
-            packed, report = optional_pack_bytes(name, data, spec, font=font if name == "matplotlib" else None)
+            packed, report = optional_pack_bytes(name, data, spec, font=font if name == "matplotlib" else None,
+                                                 compiled=compiled[name].read_bytes() if name in compiled else None)
             path.parent.mkdir(parents=True, exist_ok=True)
             write_atomically(path, packed)
             write_atomically(report_path, json.dumps(report).encode())

@@ -158,8 +158,8 @@ def prepare_python_runtime(dest: Path, *, cache_dir: Path, pyodide_dir: Path | N
             packs.append({"name": plan[i][0], "wheel": name})
     # Optional packs (matplotlib & co., optional.py): written like every other asset (same copy + file://
     # wrappers below) but listed apart in the index (`optional`), so that no boot loads them.
-    optional = optional_packs(cache_root, manifest, allow_download=allow_download, stamps=stamps) \
-        if optional_packages else []
+    optional = optional_packs(cache_root, manifest, allow_download=allow_download, stamps=stamps,
+                              pyodide_dir=src_dir if compile_bytecode else None) if optional_packages else []
     lazy_names = set()
     for opt in optional:
         plan.append((opt["pack"].name, opt["pack"], None, stamps.sha256(opt["pack"])))

@@ -197,7 +197,9 @@ def test_cells_in_pyodide_share_a_namespace_and_cannot_reach_the_host(runtime) -
                       "AttributeError", "JsException", "JsException"], [r["error"] for r in results]
     assert "cannot start processes" in results[3]["error"]["message"]
     assert "Code generation from strings disallowed" in results[8]["error"]["message"]
-    assert results[-1]["repr"] == "3" and results[-1]["error"] is None  # the namespace survived the probes
+    # the namespace survived the probes; wasm32's default integer is int32 (CPython on x86-64 prints
+    # np.int64(3)): exactly the kind of difference running the build in the reader's runtime removes
+    assert results[-1]["repr"] == "np.int32(3)" and results[-1]["error"] is None
 
 
 def test_a_runaway_cell_in_pyodide_is_stopped_and_named(runtime) -> None:

@@ -198,7 +198,7 @@ def run_cells_in_child(cells: list[dict], root: Path, timeout: float | None = No
 PYODIDE_STARTUP_TIMEOUT_S = 240.0
 """Time Node may take to boot Pyodide and install NumPy (+ matplotlib): tens of seconds on a loaded machine."""
 PYODIDE_PROGRAM = Path(__file__).resolve().with_name("pyodide_cells.cjs")
-PYODIDE_CELL_TIMEOUT_S = 20.0
+PYODIDE_CELL_TIMEOUT_S = 30.0
 """Per-cell limit in Pyodide: wasm runs NumPy ~1.5–3× slower than CPython, and the build shares the CPU."""
 
 

@@ -46,8 +46,9 @@ export function mount(root, data) {
     h("span", {}, "0%"), h("span", { class: "heat-legend-bar" }), h("span", {}, "100%"),
     h("span", { class: "heat-legend-masked" }, h("span", { class: "heat-cell is-masked" }, "—"), "被遮罩挡住"));
 
+  if (fixed) legend.querySelector(".heat-legend-masked").remove(); // a cell's own matrix has no mask toggle
   body.replaceChildren(
-    fixed ? null : h("div", { class: "widget-controls" }, examples.el, maskButton),
+    ...(fixed ? [] : [h("div", { class: "widget-controls" }, examples.el, maskButton)]),
     maskLine, gridWrap, legend, readout, noteEl);
 
   function describe(ex, i, j, shown) {
@@ -93,6 +94,7 @@ export function mount(root, data) {
         ? "因果遮罩已开启：灰色的右上角被遮住，每个词只能看自己和前面的词。"
         : "因果遮罩已关闭：每个词都能看到整句话，包括后面的词。";
     noteEl.textContent = ex.note;
+    noteEl.hidden = !ex.note;
     if (keepFocus) readout.textContent = `${ex.title}，${masked ? "因果遮罩开" : "无遮罩"}。${HINT}`;
   }
 

@@ -285,6 +285,10 @@ export class CellsPage {
     this.watchForEditor();
     // The worker threads start now (no download); the runtime index too unless prefetching is off.
     if (this.runtime) this.runtime.prepare({ index: !option("noPrefetch") && !navigator.connection?.saveData });
+    // what this page's cells import (matplotlib) is loaded when Python is idle, unless data is to be saved
+    if (this.runtime && this.runtime.preloadFor && !option("noPrefetch") && !navigator.connection?.saveData) {
+      this.runtime.preloadFor(this.cells.map((c) => c.original));
+    }
   }
 
   /** Load the editor at an idle moment once a cell is within a screen or so of the viewport (or at once

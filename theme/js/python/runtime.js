@@ -149,6 +149,11 @@ class PythonRuntime extends EventTarget {
     if (index) this._loadIndex().catch(() => {});
   }
 
+  /** The page's cells' code: once idle, the worker loads the optional packs (matplotlib) they import. */
+  preloadFor(codes) {
+    this._preload = [...codes].map(String);
+  }
+
   prefetch() {
     if (this._loadPromise) return;
     const go = () => { if (!this._loadPromise) this.load().catch((e) => console.warn("CoursePython prefetch:", e)); };
@@ -413,7 +418,7 @@ class PythonRuntime extends EventTarget {
     this._warmTimer = setTimeout(() => {
       if (this._slot !== slot || slot.warmed || this._active || this._queue.length) return;
       slot.warmed = true;
-      slot.worker.postMessage({ type: "warm" });
+      slot.worker.postMessage({ type: "warm", preload: this._preload || [] });
     }, WARM_AFTER_IDLE_MS);
   }
 

@@ -402,13 +402,35 @@ del finder`);
 
 let currentRun = null;
 
+// One optional load at a time (a run may come while the idle preload below is still loading).
+let optionalChain = Promise.resolve();
+function ensureOptional(code, runId) {
+  const next = optionalChain.then(() => {
+    const needs = optionalNeeds(code);
+    return needs.length ? loadOptional(needs, runId) : null;
+  });
+  optionalChain = next.catch(() => {});
+  return next;
+}
+
+/** Idle preload ({type: "warm", preload}): the packs the page's own cells import, and matplotlib's first
+ *  import, before the reader clicks — a page that never plots sends nothing and loads nothing. */
+async function preloadOptional(codes) {
+  try {
+    for (const code of codes || []) await ensureOptional(code, null);
+    if (installedOptional.has("matplotlib")) runner.prepare_matplotlib();
+    mark("optional-preloaded");
+  } catch (e) {
+    console.warn("CoursePython: preload failed", e && e.message); // the run that needs it reports it
+  }
+}
+
 async function runCell(msg) {
   currentRun = msg.id;
   if (interruptBuffer) interruptBuffer[0] = 0;
   let res;
   try {
-    const needs = optionalNeeds(msg.code);
-    if (needs.length) await loadOptional(needs, msg.id);
+    await ensureOptional(msg.code, msg.id);
   } catch (e) {
     currentRun = null;
     post({ type: "result", id: msg.id, result: { ok: false, repr: null, truncated: false,
@@ -432,7 +454,7 @@ self.onmessage = async (ev) => {
     if (msg.type === "asset") onAsset(msg);
     else if (msg.type === "init") await init(msg);
     else if (msg.type === "run") await runCell(msg);
-    else if (msg.type === "warm") warmImports();
+    else if (msg.type === "warm") { warmImports(); await preloadOptional(msg.preload); }
     else if (msg.type === "reset") { runner.reset(); post({ type: "reset-done", id: msg.id }); }
   } catch (e) {
     if (msg.type === "init") post({ type: "init-error", message: String(e && e.message || e), stack: String(e && e.stack || "") });

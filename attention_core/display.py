@@ -45,10 +45,11 @@ def attention_widget(weights, tokens=None, *, title: str = "你的注意力矩�
         raise ValueError(f"at most {MAX_TOKENS} tokens, got {w.shape[0]}")
     _check(w)
     toks = _tokens(tokens, w.shape[0])
-    rows = [[round(float(x), 6) for x in row] for row in w]
-    sums = [round(float(s), 6) for s in w.sum(axis=1)]
+    # 4 decimals: the heatmap shows whole percents and shades in 1 % steps; "none" only (no mask toggle)
+    rows = [[round(float(x), 4) for x in row] for row in w]
+    sums = [round(float(s), 4) for s in w.sum(axis=1)]
     example = {"id": "cell", "title": str(title), "tokens": toks, "note": str(note),
-               "weights": {"none": rows, "causal": rows}, "row_sums": {"none": sums, "causal": sums}}
+               "weights": {"none": rows}, "row_sums": {"none": sums}}
     return {"widget": "heatmap", "data": {"mask": "none", "fixed": True, "examples": [example]}}
 
 
@@ -63,7 +64,7 @@ def row_widget(row, tokens=None, *, query: str | None = None, title: str = "一�
     toks = _tokens(tokens, r.shape[0])
     return {"widget": "heatmap", "data": {"mask": "none", "fixed": True, "bars": True, "query": query,
                                           "title": str(title), "tokens": toks,
-                                          "row": [round(float(x), 6) for x in r]}}
+                                          "row": [round(float(x), 4) for x in r]}}
 
 
 def _send(spec: dict) -> None:

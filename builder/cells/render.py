@@ -63,7 +63,9 @@ def _display_html(payload: str) -> tuple[str, str]:
     meta = d.get("meta", {})
     if d["kind"] == "image/png":
         size = "".join(f' {a}="{int(meta[k])}"' for a, k in (("width", "cssWidth"), ("height", "cssHeight")) if k in meta)
-        return (f'<img class="cell-figure" src="data:image/png;base64,{d["data"]}"{size} '
+        src = escapeHtml(d["src"]) if "src" in d else f'data:image/png;base64,{d["data"]}'
+        lazy = ' loading="lazy" decoding="async"' if "src" in d else ""
+        return (f'<img class="cell-figure" src="{src}"{size}{lazy} '
                 f'alt="{escapeHtml(str(meta.get("alt", "matplotlib 图")))}">'), ""
     if d["kind"] == WIDGET_KIND:
         return "", _widget_html(json.loads(d["data"]))

@@ -66,11 +66,31 @@ def run_page_cells(context: ParseContext, cache_dir: Path | None, root: Path, ru
                                    keep=lambda r: r[1] is None)
     outputs, failure = result
     for cell, output in zip(cells, outputs):
+        output.chunks = [_figure_file(stream, text, context) for stream, text in output.chunks]
         cell.output = output
     if failure is not None:
         index, message, offset = failure
         context.problems.add(Code.CELL, context.rel, context.line_offset + _fence_line(cells[index]) + 1 + offset,
                              message)
+
+
+FIGURE_DIR = "assets/figures"
+
+
+def _figure_file(stream: str, text: str, context: ParseContext) -> tuple[str, str]:
+    """A stored figure becomes a site file (`assets/figures/<sha256>.png`, in the page's facts like a widget's
+    data) that the page shows with a lazy <img>: a figure far down a page does not weigh on its first view."""
+    if stream != "display":
+        return stream, text
+    d = json.loads(text)
+    if d.get("kind") != "image/png" or "data" not in d:
+        return stream, text
+    import base64
+    png = base64.b64decode(d.pop("data"))
+    name = f"{FIGURE_DIR}/{hashlib.sha256(png).hexdigest()[:20]}.png"
+    context.facts.files[name] = png
+    d["src"] = name
+    return stream, json.dumps(d, ensure_ascii=False, sort_keys=True)
 
 
 def _fence_line(cell: Cell) -> int:

@@ -76,9 +76,13 @@ def test_a_matplotlib_cell_draws_a_figure_and_shows_the_download(page):
     page.add_init_script(NO_PREFETCH)
     page.add_init_script(RECORD_STATUS)
     page.goto(page.base + EXPLAINER)
-    # Without JavaScript's help the stored figure is already there: an <img> of the build's PNG.
-    static = page.evaluate(PIXELS, page.query_selector(f"{PLOT_CELL} img.cell-figure"))
-    assert static["src"] == "data:" and static["w"] == 921 and static["h"] == 547, static
+    # Without JavaScript's help the stored figure is already there: a lazy <img> of the build's PNG file.
+    static_img = page.locator(f"{PLOT_CELL} img.cell-figure")
+    assert re.fullmatch(r"assets/figures/[0-9a-f]{20}\.png", static_img.get_attribute("src"))
+    assert static_img.get_attribute("loading") == "lazy"
+    static_img.scroll_into_view_if_needed()
+    page.wait_for_function(f"document.querySelector('{PLOT_CELL} img.cell-figure').complete")
+    assert static_img.evaluate("i => [i.naturalWidth, i.naturalHeight]") == [921, 547]
     assert run_cell(page, PLOT_CELL).startswith("完成"), page.text_content(f"{PLOT_CELL} .cell-log")
     img = page.query_selector(f"{PLOT_CELL} img.cell-figure")
     live = page.evaluate(PIXELS, img)
@@ -138,21 +142,28 @@ def test_show_attention_mounts_the_interactive_heatmap(page):
 def cell_pages(request, built_site, http_base, file_base):
     base = http_base if request.param == "http" else file_base
     pages = sorted(p.name for p in built_site.glob("*.html") if 'class="code-cell"' in p.read_text("utf-8"))
-    return base, pages
+    return base, pages, built_site
+
+
+def stored_image_hashes(page, site) -> list[str]:
+    """sha256 of the build's figure files the page shows (read from disk: file:// pages cannot fetch them)."""
+    import hashlib
+    srcs = page.eval_on_selector_all(".code-cell img.cell-figure", "els => els.map(e => e.getAttribute('src'))")
+    return [hashlib.sha256((site / src).read_bytes()).hexdigest() for src in srcs]
 
 
 def test_every_cell_of_the_course_prints_and_draws_in_the_browser_what_the_build_stored(browser, cell_pages):
     """Generic over the pages: a new page's cells are checked without touching this test."""
     from tests.e2e.conftest import _close_and_check, _open_context
 
-    base, pages = cell_pages
+    base, pages, site = cell_pages
     assert pages, "the course has pages with code cells"
     for name in pages:
         context, page = _open_context(browser, base, viewport={"width": 1280, "height": 900})
         page.add_init_script(NO_PREFETCH)
         page.goto(base + name)
         build_logs = page.eval_on_selector_all(".code-cell .cell-log", "els => els.map(e => e.textContent)")
-        build_images = page.evaluate(SHA256_OF_IMAGES, ".code-cell img.cell-figure")
+        build_images = stored_image_hashes(page, site)
         build_widgets = page.eval_on_selector_all(".code-cell .cell-widgets script.widget-data",
                                                   "els => els.map(e => JSON.parse(e.textContent))")
         page.click(".cells-run-all")

@@ -11,6 +11,7 @@ previous site intact; every problem is collected and reported as `path:line: mes
 """
 from __future__ import annotations
 
+import os
 import time
 from functools import partial
 from pathlib import Path
@@ -25,6 +26,7 @@ from .content import load_glossary, load_site
 from .errors import AssetError, BuildFailed, Code, Problems
 from .markdown import create_markdown
 from .model import BuildOptions, BuildResult, Page, ParseContext, SiteSource, SourcePage
+from .runtime import cell_runtime
 from .widgets import prepare_widget, quote_widget, render_widget
 
 
@@ -98,12 +100,22 @@ def markdown_parser(options: BuildOptions) -> MarkdownIt:
 def body_stages(md: MarkdownIt, site: SiteSource, sources: list[SourcePage], options: BuildOptions) -> tuple[list[Page], int]:
     """Stages 2–5 for some pages: (the pages with HTML and facts, each with its own problems; formulas typeset)."""
     parsed = [parse(md, source, site) for source in sources]  # parse all
-    for page in parsed:  # run cells
-        run_page_cells(page.context, options.cache_dir, options.root)
+    runtime = cell_runtime_for(options) if any(page.context.cells for page in parsed) else None
+    for page in parsed:  # run cells (in Pyodide under Node when it is there: the reader's own runtime)
+        run_page_cells(page.context, options.cache_dir, options.root, runtime)
     fresh = typeset_math(parsed, options)  # typeset math
     for page in parsed:  # render bodies
         render_body(md, page)
     return parsed, fresh
+
+
+def cell_runtime_for(options: BuildOptions) -> dict | None:
+    """The Pyodide runtime for build-time cells (builder/runtime/cell_env.py); None → CPython (no Node or
+    Pyodide, or COURSE_CELLS_RUNTIME=cpython, e.g. to compare the two)."""
+    if os.environ.get("COURSE_CELLS_RUNTIME") == "cpython":
+        return None
+    return cell_runtime(cache_dir=options.cache_dir or options.root / ".cache", project_root=options.root,
+                        pyodide_dir=options.pyodide_dir)
 
 
 def parse(md: MarkdownIt, source: SourcePage, site: SiteSource) -> Page:

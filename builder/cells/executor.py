@@ -9,6 +9,7 @@ User output never reaches that channel.
 """
 from __future__ import annotations
 
+import base64
 import importlib.util
 import json
 import os
@@ -21,7 +22,10 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from ..model import CELL_PREFIX
+try:
+    from ..model import CELL_PREFIX
+except ImportError:  # loaded as a plain module inside Pyodide (pyodide_cells.cjs): no builder package there
+    CELL_PREFIX = "<cell-"
 
 CELL_TIMEOUT_S = 10.0
 """Longest a single cell may run at build time before the build gives up on it."""
@@ -70,6 +74,14 @@ class _Sink:
         self.lines = 0
         self.chars = 0
         self.truncated = False
+
+    def display(self, kind: str, data, meta: dict) -> None:
+        """A figure (bytes) or a course widget (JSON text): one ("display", JSON) chunk, in output order."""
+        if self.truncated:
+            return
+        payload = base64.b64encode(data).decode("ascii") if isinstance(data, (bytes, bytearray)) else str(data)
+        self.chunks.append(["display", json.dumps({"kind": kind, "data": payload, "meta": meta},
+                                                   ensure_ascii=False, sort_keys=True)])
 
     def write(self, stream: str, s: str) -> None:
         if self.truncated or not s:
@@ -124,9 +136,13 @@ def execute_cell(code: str, filename: str, namespace: dict, root: Path) -> dict:
     sys.stdout, sys.stderr = _Capture(sink, "stdout"), _Capture(sink, "stderr")  # type: ignore[assignment]
     result: dict[str, Any] = {"repr": None, "error": None}
     started = time.perf_counter()
+    runtime = _browser_executor(root)
+    if hasattr(runtime, "set_display"):
+        runtime.set_display(sink.display)
+        runtime.begin_run()
     try:
-        result["repr"], repr_cut = _browser_executor(root).execute_notebook_cell(code, filename, namespace, MAX_REPR_CHARS)
-        sink.truncated = sink.truncated or repr_cut
+        result["repr"], repr_cut = runtime.execute_notebook_cell(code, filename, namespace, MAX_REPR_CHARS)
+        sink.truncated = sink.truncated or repr_cut or (hasattr(runtime, "displays_truncated") and runtime.displays_truncated())
     except BaseException as exc:  # noqa: BLE001 - user code may raise anything, SystemExit included
         text, frames = _trimmed_traceback(exc)
         own = [line for name, line in frames if name == filename]
@@ -174,9 +190,57 @@ def run_cells_in_child(cells: list[dict], root: Path, timeout: float | None = No
     timeout = CELL_TIMEOUT_S if timeout is None else timeout
     request = {"root": str(root), "prelude": PRELUDE, "cells": cells}
     env = {**os.environ, "PYTHONHASHSEED": "0", "PYTHONIOENCODING": "utf-8", "PYTHONDONTWRITEBYTECODE": "1"}
-    proc = subprocess.Popen([sys.executable, "-c", "from builder.cells.executor import child_main; child_main()"],
-                            cwd=str(root), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            env=env, text=True, encoding="utf-8")
+    return _run_protocol([sys.executable, "-c", "from builder.cells.executor import child_main; child_main()"],
+                         request, cells, cwd=root, env=env, startup=STARTUP_TIMEOUT_S, timeout=timeout,
+                         what="Python")
+
+
+PYODIDE_STARTUP_TIMEOUT_S = 240.0
+"""Time Node may take to boot Pyodide and install NumPy (+ matplotlib): tens of seconds on a loaded machine."""
+PYODIDE_PROGRAM = Path(__file__).resolve().with_name("pyodide_cells.cjs")
+PYODIDE_CELL_TIMEOUT_S = 30.0
+"""Per-cell limit in Pyodide: wasm runs NumPy ~1.5–3× slower than CPython, and the build shares the CPU."""
+
+
+def run_cells_in_pyodide(cells: list[dict], root: Path, runtime: dict, timeout: float | None = None) -> list[dict]:
+    """Like `run_cells_in_child`, in the reader's runtime: Pyodide under Node (pyodide_cells.cjs), with the
+    browser's packs, Node's permission model (reads only the runtime's files; no writes, processes, workers)
+    and no code generation from strings.  `runtime`: {node, pyodideDir, stdlib, packs, optional} as made by
+    builder/runtime/cell_env.py."""
+    import tempfile
+
+    timeout = PYODIDE_CELL_TIMEOUT_S if timeout is None else timeout
+    course_runtime = root / "theme" / "js" / "python" / "course_runtime.py"
+    packs_module = root / "theme" / "js" / "python" / "packs.js"
+    real = lambda p: str(Path(p).resolve())  # noqa: E731 - Node's permission checks see real paths
+    runtime = {**runtime, "pyodideDir": real(runtime["pyodideDir"]), "stdlib": real(runtime["stdlib"]),
+               "packs": [{**p, "path": real(p["path"])} for p in runtime["packs"]],
+               "optional": {k: {**o, "path": real(o["path"])} for k, o in runtime["optional"].items()}}
+    spec = {**{k: runtime[k] for k in ("pyodideDir", "stdlib", "packs", "optional")},
+            "courseRuntime": str(course_runtime), "executor": str(Path(__file__).resolve()),
+            "packsModule": str(packs_module), "env": {"HOME": "/home/pyodide", "MPLBACKEND": "agg"}}
+    with tempfile.TemporaryDirectory(prefix="course-cells-") as tmp:
+        spec_path = Path(tmp).resolve() / "spec.json"
+        spec_path.write_text(json.dumps(spec), "utf-8")
+        readable = [spec_path, PYODIDE_PROGRAM, course_runtime, packs_module, Path(__file__).resolve(),
+                    Path(runtime["pyodideDir"]), Path(runtime["stdlib"]),
+                    *(Path(p["path"]) for p in runtime["packs"]), *(Path(o["path"]) for o in runtime["optional"].values())]
+        # one flag per path (Node 20.20 no longer splits a comma list); node_modules may be a symlink: both names
+        paths = sorted({str(p) for p in readable} | {str(p.resolve()) for p in readable})
+        cmd = [runtime["node"], "--experimental-permission", "--no-warnings",
+               *(f"--allow-fs-read={p}" for p in paths),
+               "--disallow-code-generation-from-strings", str(PYODIDE_PROGRAM), str(spec_path)]
+        env = {"PATH": os.environ.get("PATH", ""), "LANG": "C.UTF-8"}
+        return _run_protocol(cmd, {"prelude": PRELUDE, "cells": cells}, cells, cwd=Path(tmp), env=env,
+                             startup=PYODIDE_STARTUP_TIMEOUT_S, timeout=timeout, what="Pyodide")
+
+
+def _run_protocol(cmd: list[str], request: dict, cells: list[dict], *, cwd: Path, env: dict, startup: float,
+                  timeout: float, what: str) -> list[dict]:
+    """Start `cmd` in its own process group, send `request`, read {"ready"} then one result line per cell
+    (each within `timeout` s); the whole group is killed at the end, whatever happened."""
+    proc = subprocess.Popen(cmd, cwd=str(cwd), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env=env, text=True, encoding="utf-8", start_new_session=True)
     lines: queue.Queue[str | None] = queue.Queue()
     stderr_text: list[str] = []
 
@@ -197,18 +261,21 @@ def run_cells_in_child(cells: list[dict], root: Path, timeout: float | None = No
         assert proc.stdin is not None
         proc.stdin.write(json.dumps(request))
         proc.stdin.close()
-        waits = [STARTUP_TIMEOUT_S] + [timeout] * len(cells)
+        waits = [startup] + [timeout] * len(cells)
         for step, limit in enumerate(waits):
             running = max(step - 1, 0)  # index of the cell the child is busy with
             try:
                 line = lines.get(timeout=limit)
             except queue.Empty:
-                what = "did not finish" if step else "could not start Python"
+                what = "did not finish" if step else f"could not start {what}"
                 raise CellRunError(running, f"{what} within {limit:g} s (infinite loop?); the build stopped it") from None
             if line is None:
                 proc.wait(timeout=5)
                 tail = "".join(stderr_text).strip()
-                raise CellRunError(running, f"crashed the Python process (exit code {proc.returncode})"
+                if "ERR_ACCESS_DENIED" in tail or "Access to this API has been restricted" in tail:
+                    tail = ("it tried to reach the host (a file outside the runtime, a process or the network), "
+                            "which build-time cells cannot do\n" + tail[-1500:])
+                raise CellRunError(running, f"crashed the {what} process (exit code {proc.returncode})"
                                    + (f":\n{tail}" if tail else ""))
             if step == 0:
                 continue
@@ -216,8 +283,10 @@ def run_cells_in_child(cells: list[dict], root: Path, timeout: float | None = No
             if results[-1]["error"] and not cells[step - 1]["expect_error"]:
                 break  # the child stops after an unexpected error, too
     finally:
-        if proc.poll() is None:
-            proc.kill()
+        try:
+            os.killpg(proc.pid, 9)  # the child and anything it started
+        except (ProcessLookupError, PermissionError):
+            pass
         proc.wait()
     return results
 

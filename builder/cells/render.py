@@ -53,11 +53,66 @@ def cap_lines(text: str, limit: int = MAX_ERROR_LINES) -> tuple[str, bool]:
     return ("".join(lines[:limit]), True) if len(lines) > limit else (text, False)
 
 
+def _display_html(payload: str) -> tuple[str, str]:
+    """A stored display chunk → (HTML inside the log, HTML of the widget area): a figure is an <img> of its
+    PNG (data: URL, readable without JavaScript; the reader's run replaces it), a course widget its static
+    fallback table inside a `.widget` that the page's own widget module mounts (cells/output.js)."""
+    import json
+
+    d = json.loads(payload)
+    meta = d.get("meta", {})
+    if d["kind"] == "image/png":
+        size = "".join(f' {a}="{int(meta[k])}"' for a, k in (("width", "cssWidth"), ("height", "cssHeight")) if k in meta)
+        src = escapeHtml(d["src"]) if "src" in d else f'data:image/png;base64,{d["data"]}'
+        lazy = ' loading="lazy" decoding="async"' if "src" in d else ""
+        return (f'<img class="cell-figure" src="{src}"{size}{lazy} '
+                f'alt="{escapeHtml(str(meta.get("alt", "matplotlib 图")))}">'), ""
+    if d["kind"] == WIDGET_KIND:
+        return "", _widget_html(json.loads(d["data"]))
+    return f'<span class="cell-note">（无法显示的输出：{escapeHtml(d["kind"])}）</span>', ""
+
+
+WIDGET_KIND = "application/vnd.course.widget+json"
+
+
+def _pct(w: float) -> str:
+    return f"{round(w * 100)}%"
+
+
+def _widget_html(spec: dict) -> str:
+    """A course widget a cell showed at build time (attention_core.display): a `.widget` with its data as JSON
+    (the page's own widget module mounts it, like a page widget) and a static table until then."""
+    import json
+
+    name = str(spec.get("widget", ""))
+    data = spec.get("data", {})
+    if data.get("bars"):
+        rows = "".join(f"<tr><th scope=\"row\">{escapeHtml(t)}</th><td>{_pct(w)}</td></tr>"
+                       for t, w in zip(data["tokens"], data["row"]))
+        table = f'<div class="heat-scroll"><table class="num-table"><caption>{escapeHtml(data.get("title", ""))}（%）</caption>{rows}</table></div>'
+    else:
+        ex = data["examples"][0]
+        head = "".join(f'<th scope="col">{escapeHtml(t)}</th>' for t in ex["tokens"])
+        body = "".join(f'<tr><th scope="row">{escapeHtml(t)}</th>' + "".join(f"<td>{_pct(w)}</td>" for w in row) + "</tr>"
+                       for t, row in zip(ex["tokens"], ex["weights"]["none"]))
+        table = (f'<div class="heat-scroll"><table class="num-table"><caption>{escapeHtml(ex["title"])}（%）</caption>'
+                 f'<thead><tr><td></td>{head}</tr></thead><tbody>{body}</tbody></table></div>')
+    payload = json.dumps(data, ensure_ascii=False, separators=(",", ":")).replace("</", "<\\/")
+    return (f'<div class="widget cell-widget" data-widget="{escapeHtml(name)}"><div class="widget-body">{table}</div>'
+            f'<script type="application/json" class="widget-data">{payload}</script></div>')
+
+
 def _output_html(out: CellOutput | None) -> str:
     """The build-time output, as escaped text in the same structure cells.js produces after a run."""
     parts: list[str] = []
+    widgets: list[str] = []
     if out is not None:
         for stream, text in out.chunks:
+            if stream == "display":
+                inline, widget = _display_html(text)
+                parts.append(inline)
+                widgets.append(widget)
+                continue
             parts.append(f'<span class="cell-{stream}">{escapeHtml(text)}</span>')
         error_cut = False
         if out.error:
@@ -72,7 +127,8 @@ def _output_html(out: CellOutput | None) -> str:
             f'<div class="cell-output-head"><span class="cell-output-label">构建时输出</span>'
             f'<span class="cell-status" role="status" aria-live="polite"></span></div>'
             f'<pre class="cell-log" role="log" aria-live="polite" aria-label="输出" tabindex="0">{body}</pre>'
-            f'</div>')
+            + (f'<div class="cell-widgets">{"".join(widgets)}</div>' if any(widgets) else "")
+            + '</div>')
 
 
 def render_cell(cell: Cell, first: bool) -> str:

@@ -16,7 +16,7 @@ from pathlib import Path
 from .. import cache as cachestore
 from ..errors import Code
 from ..model import Cell, CellOutput, ParseContext
-from .executor import PRELUDE, CellRunError, run_cells_in_child
+from .executor import PRELUDE, CellRunError, run_cells_in_child, run_cells_in_pyodide
 
 EXECUTOR_VERSION = "1"
 """Bump when the executor's output format changes, to invalidate cached outputs."""
@@ -37,9 +37,14 @@ def _cache_inputs(root: Path) -> str:
     return json.dumps([EXECUTOR_VERSION, sys.version_info[:2], numpy_version, h.hexdigest(), PRELUDE, executor_hash])
 
 
-def cache_keys(cells: list[Cell], root: Path) -> list[str]:
-    """Key of cell k = hash of the environment and every cell (id + source) up to and including k."""
+def cache_keys(cells: list[Cell], root: Path, runtime_key: str | None = None) -> list[str]:
+    """Key of cell k = hash of the environment and every cell (id + source) up to and including k.
+    `runtime_key`: the Pyodide runtime's digest (builder/runtime/cell_env.py) when the cells run there."""
     h = hashlib.sha256(_cache_inputs(root).encode())
+    if runtime_key is not None:
+        h.update(b"pyodide\0" + runtime_key.encode() + hashlib.sha256(
+            Path(__file__).with_name("pyodide_cells.cjs").read_bytes()
+            + Path(__file__).with_name("executor.py").read_bytes()).digest())
     keys = []
     for cell in cells:
         h.update(json.dumps([cell.id, cell.code, cell.expect_error]).encode() + b"\0")
@@ -47,19 +52,21 @@ def cache_keys(cells: list[Cell], root: Path) -> list[str]:
     return keys
 
 
-def run_page_cells(context: ParseContext, cache_dir: Path | None, root: Path) -> None:
+def run_page_cells(context: ParseContext, cache_dir: Path | None, root: Path, runtime: dict | None = None) -> None:
     """Fill `cell.output` for every cell of a page (from the cache when possible); report failures as path:line.
     Nothing runs when a cell of the page has bad options (already reported: running a partial page would only
-    add noise)."""
+    add noise).  With `runtime` (builder/runtime/cell_env.py) they run in Pyodide under Node, the reader's own
+    runtime; without, in a CPython child process."""
     cells = context.cells
     if not cells or any(cell is None for cell in cells):
         return
-    key = cache_keys(cells, root)[-1]  # hashes every cell of the page
+    key = cache_keys(cells, root, runtime["key"] if runtime else None)[-1]  # hashes every cell of the page
     with cachestore.open_cache(cache_dir) as store:
-        result = cachestore.cached(store, cachestore.digest("cells", key), lambda: _execute(cells, root),
+        result = cachestore.cached(store, cachestore.digest("cells", key), lambda: _execute(cells, root, runtime),
                                    keep=lambda r: r[1] is None)
     outputs, failure = result
     for cell, output in zip(cells, outputs):
+        output.chunks = [_figure_file(stream, text, context) for stream, text in output.chunks]
         cell.output = output
     if failure is not None:
         index, message, offset = failure
@@ -67,16 +74,35 @@ def run_page_cells(context: ParseContext, cache_dir: Path | None, root: Path) ->
                              message)
 
 
+FIGURE_DIR = "assets/figures"
+
+
+def _figure_file(stream: str, text: str, context: ParseContext) -> tuple[str, str]:
+    """A stored figure becomes a site file (`assets/figures/<sha256>.png`, in the page's facts like a widget's
+    data) that the page shows with a lazy <img>: a figure far down a page does not weigh on its first view."""
+    if stream != "display":
+        return stream, text
+    d = json.loads(text)
+    if d.get("kind") != "image/png" or "data" not in d:
+        return stream, text
+    import base64
+    png = base64.b64decode(d.pop("data"))
+    name = f"{FIGURE_DIR}/{hashlib.sha256(png).hexdigest()[:20]}.png"
+    context.facts.files[name] = png
+    d["src"] = name
+    return stream, json.dumps(d, ensure_ascii=False, sort_keys=True)
+
+
 def _fence_line(cell: Cell) -> int:
     return cell.token.map[0] if cell.token is not None and cell.token.map else 0
 
 
-def _execute(cells: list[Cell], root: Path) -> tuple[list[CellOutput], tuple[int, str, int] | None]:
+def _execute(cells: list[Cell], root: Path, runtime: dict | None = None) -> tuple[list[CellOutput], tuple[int, str, int] | None]:
     """Run the cells: (outputs of the cells that ran, None or (index, message, line offset from the fence)
     of the first failure)."""
     request = [{"filename": c.filename, "code": c.code, "expect_error": c.expect_error} for c in cells]
     try:
-        results = run_cells_in_child(request, root)
+        results = run_cells_in_pyodide(request, root, runtime) if runtime else run_cells_in_child(request, root)
     except CellRunError as exc:
         index, message = exc.args
         return [], (index, f"code cell '{cells[index].id}' {message}", 0)  # where it hung is unknown

@@ -87,6 +87,9 @@ def code_cell_plugin(md: MarkdownIt, *, render: Callable[[Cell, bool], str]) -> 
             context.cells.append(cell)
         if context.cells:
             context.facts.features.add("cells")
+            # A cell that shows a course widget (attention_core.display) needs that widget's script and styles.
+            if any(c is not None and ("show_attention" in c.code or "show_row" in c.code) for c in context.cells):
+                context.facts.features.update(("widgets", "widget-heatmap"))
             context.facts.extra_ids.update(c.element_id for c in context.cells if c is not None)
 
     md.core.ruler.push("code_cells", collect)

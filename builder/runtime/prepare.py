@@ -24,6 +24,7 @@ from builder.bundle import browser_data_script
 from .bundle import RUNTIME_JS_NAME, bundle_python_runtime, theme_python_dir
 from .files import copy_if_stale, write_if_changed
 from .precompile import STDLIB_NAME, WARM_IMPORTS, precompiled
+from .optional import optional_packs
 from .snapshot import SNAPSHOT_ENV, SNAPSHOT_PREFIX, memory_snapshot
 from .verify import (MANIFEST_PATH, STAMP_NAME, HashStamps, RuntimeAssetError, check_sha256, load_manifest,
                      numpy_spec, pyodide_fix_hint, sha256_bytes)
@@ -52,12 +53,18 @@ class RuntimeInfo:
     """True when the stdlib and NumPy ship as precompiled .pyc (see `precompiled`)."""
     snapshot: str | None = None
     """File name of the memory snapshot the worker restores instead of starting CPython (see `memory_snapshot`)."""
+    optional_bytes: int = 0
+    """Bytes of the optional packs (matplotlib & co.), downloaded only by a cell that imports them (http)."""
+    optional_file_bytes: int = 0
+    optional_report: dict = field(default_factory=dict)
+    """{package: {files, bytes, stripped_files, stripped_bytes}} (see optional.py)."""
 
 
 def prepare_python_runtime(dest: Path, *, cache_dir: Path, pyodide_dir: Path | None = None,
                            project_root: Path, allow_download: bool = True,
                            manifest_path: Path = MANIFEST_PATH, bundle: bool = True,
-                           compile_bytecode: bool = True, memory_snapshot_enabled: bool = True) -> RuntimeInfo:
+                           compile_bytecode: bool = True, memory_snapshot_enabled: bool = True,
+                           optional_packages: bool = True) -> RuntimeInfo:
     """Write the verified Python runtime (http files + file:// wrappers + runtime-index.js) into `dest`.
 
     `cache_dir` is the build cache root (e.g. `.cache`); this step uses `<cache_dir>/pyodide/`.
@@ -66,6 +73,8 @@ def prepare_python_runtime(dest: Path, *, cache_dir: Path, pyodide_dir: Path | N
     `compile_bytecode` (default) ships the stdlib zip and the NumPy wheel with precompiled .pyc instead of
     .py (see `precompiled`); their sha256 in the index and lock are then those of the compiled files.
     `memory_snapshot_enabled` (default) adds a booted-interpreter heap snapshot (see `memory_snapshot`).
+    `optional_packages` (default) adds the packs loaded only by cells that import them (matplotlib & co.,
+    optional.py), listed in the index under `optional`.
     """
     manifest = load_manifest(manifest_path)
     version = manifest["pyodide_version"]
@@ -147,6 +156,15 @@ def prepare_python_runtime(dest: Path, *, cache_dir: Path, pyodide_dir: Path | N
                 packed_bytes = wheel_pack(data)
                 plan[i] = (pack_name(name), None, packed_bytes, sha256_bytes(packed_bytes))
             packs.append({"name": plan[i][0], "wheel": name})
+    # Optional packs (matplotlib & co., optional.py): written like every other asset (same copy + file://
+    # wrappers below) but listed apart in the index (`optional`), so that no boot loads them.
+    optional = optional_packs(cache_root, manifest, allow_download=allow_download, stamps=stamps,
+                              pyodide_dir=src_dir if compile_bytecode else None) if optional_packages else []
+    lazy_names = set()
+    for opt in optional:
+        plan.append((opt["pack"].name, opt["pack"], None, stamps.sha256(opt["pack"])))
+        lazy_names.add(opt["pack"].name)
+        info.optional_report[opt["name"]] = opt["report"]
     lock_bytes = (json.dumps(trimmed_lock(manifest, extra_lock), sort_keys=True, separators=(",", ":")) + "\n").encode()
     plan.append((LOCK_NAME, None, lock_bytes, sha256_bytes(lock_bytes)))
     # Index order is boot order: file:// loads the wrapper scripts one after another in this order (http
@@ -156,6 +174,7 @@ def prepare_python_runtime(dest: Path, *, cache_dir: Path, pyodide_dir: Path | N
     plan.sort(key=lambda p: first.index(p[0]) if p[0] in first else len(first))
 
     index_assets = []
+    lazy_assets = []
     wanted = {INDEX_NAME, RUNTIME_JS_NAME}
     for name, src, data, digest in plan:
         out = dest / name
@@ -172,8 +191,17 @@ def prepare_python_runtime(dest: Path, *, cache_dir: Path, pyodide_dir: Path | N
                 wraps.append(dest / part.name)
                 copy_if_stale(part, wraps[-1])
         size, wsize = out.stat().st_size, sum(w.stat().st_size for w in wraps)
-        index_assets.append({"name": name, "size": size, "sha256": digest,
-                             "wrappers": [w.name for w in wraps], "wrapper": wraps[0].name, "wrapperSize": wsize})
+        record = {"name": name, "size": size, "sha256": digest,
+                  "wrappers": [w.name for w in wraps], "wrapper": wraps[0].name, "wrapperSize": wsize}
+        if name in lazy_names:
+            lazy_assets.append(record)
+            info.optional_bytes += size
+            info.optional_file_bytes += wsize
+            info.http_files.append(name)
+            info.file_protocol_files += [w.name for w in wraps]
+            wanted |= {name, *(w.name for w in wraps)}
+            continue
+        index_assets.append(record)
         info.http_files.append(name)
         info.file_protocol_files += [w.name for w in wraps]
         wanted |= {name, *(w.name for w in wraps)}
@@ -181,14 +209,18 @@ def prepare_python_runtime(dest: Path, *, cache_dir: Path, pyodide_dir: Path | N
         info.file_bytes += wsize
 
     # Remove what an earlier build wrote and this one does not (other attention_core versions, old wrappers).
-    ours = tuple(p[0] for p in plan) + ("attention_core-", SNAPSHOT_PREFIX, np_name[:-len(".whl")])
+    ours = tuple(p[0] for p in plan) + ("attention_core-", SNAPSHOT_PREFIX, np_name[:-len(".whl")]) \
+        + tuple(spec["file_name"].split("-")[0] + "-" for spec in manifest.get("optional_packages", {}).values())
     for old in dest.iterdir():
         if old.is_file() and old.name not in wanted and old.name.startswith(ours):
             old.unlink()
 
     index = {"version": version, "assets": index_assets, "packages": packages, "imports": imports,
              "snapshot": snapshot_entry, "env": SNAPSHOT_ENV, "packs": packs,
-             "lockFile": LOCK_NAME, "wrapperChunkChars": WRAPPER_CHUNK}
+             "lockFile": LOCK_NAME, "wrapperChunkChars": WRAPPER_CHUNK,
+             "optional": {"assets": lazy_assets,
+                          "packages": {o["name"]: {"pack": o["pack"].name, "wheel": o["wheel"], "imports": o["imports"],
+                                                   "depends": o["depends"]} for o in optional}}}
     index_bytes = browser_data_script("python", "index", json.dumps(index, sort_keys=True, separators=(",", ":")))
     write_if_changed(dest / INDEX_NAME, index_bytes)
     info.http_bytes += len(index_bytes)

@@ -98,7 +98,7 @@ def test_each_page_links_the_theme_stylesheet_for_the_features_it_has(course_sit
     minified = {p.name: esbuild_minify_css(ROOT, p.read_text(encoding="utf-8")) for p in (ROOT / "theme/css").glob("*.css")}
     order = sorted(minified, key=lambda n: (n != "base.css", n))
     needs_of = {"index.html": {"index"}, "module-05-attention.html": {"cells", "quiz", "widgets"},
-                "attention-explained.html": {"quiz", "widgets"}}
+                "attention-explained.html": {"cells", "quiz", "widgets"}}
     for name, needs in needs_of.items():
         html = (course_site / name).read_text(encoding="utf-8")
         href = re.findall(r'<link rel="stylesheet" href="(assets/site[^"?]*\.css)\?v=', html)

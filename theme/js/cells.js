@@ -7,12 +7,13 @@ import { CellsPage } from "./cells/page.js";
 const script = document.currentScript;
 const completionsURL = script ? script.dataset.completions || "" : "";
 const editorURL = script ? script.dataset.editor || "" : "";
+const widgetBase = script ? script.src : ""; // assets/: the widget scripts sit next to this one
 
 function start() {
   const sections = [...document.querySelectorAll(".code-cell[data-cell-id]")];
   if (!sections.length) return;
   try {
-    course().cells = new CellsPage(document, sections, { completionsURL, editorURL });
+    course().cells = new CellsPage(document, sections, { completionsURL, editorURL, widgetBase });
   } catch (err) {
     console.warn("code cells failed to start", err); // eslint-disable-line no-console
   }

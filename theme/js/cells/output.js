@@ -1,5 +1,7 @@
 // The output area of one cell. Everything the program produced is inserted as text (textContent / text
-// nodes), never as HTML, so printing "<img src=x onerror=…>" shows exactly those characters.
+// nodes), never as HTML, so printing "<img src=x onerror=…>" shows exactly those characters.  Figures come
+// as PNG bytes and become an <img> of a blob: URL; course widgets (attention_core.display) come as JSON
+// and are mounted by the page's own widget module (widgets.js) — Python never supplies markup.
 // The structure mirrors the build-time output rendered by builder/cells/render.py, so both read the same.
 
 export const MAX_LINES = 2000;
@@ -17,9 +19,13 @@ export function capLines(text) {
 }
 
 export class OutputView {
-  constructor(root) {
+  constructor(root, { mountWidget } = {}) {
     this.root = root;
+    this.mountWidget = mountWidget || null;
+    this.urls = [];
     this.log = root.querySelector(".cell-log");
+    this.widgets = root.querySelector(".cell-widgets");
+    this.buildWidgets = this.widgets ? [...this.widgets.childNodes].map((n) => n.cloneNode(true)) : [];
     this.label = root.querySelector(".cell-output-label");
     this.status = root.querySelector(".cell-status");
     this.buildNodes = [...this.log.childNodes].map((n) => n.cloneNode(true));
@@ -36,6 +42,7 @@ export class OutputView {
   /** Start a fresh run: clear the build-time (or previous) output. */
   begin() {
     this.log.replaceChildren();
+    this._clearDisplays();
     this.lines = 0;
     this.truncated = false;
     this.last = null;
@@ -56,6 +63,18 @@ export class OutputView {
   /** Back to what the page shipped with (after 重置). */
   restoreBuildOutput() {
     this.log.replaceChildren(...this.buildNodes.map((n) => n.cloneNode(true)));
+    this._clearDisplays();
+    if (this.widgets) {
+      this.widgets.replaceChildren(...this.buildWidgets.map((n) => n.cloneNode(true)));
+      // clones carry no listeners: mount the build-time widgets again from their embedded JSON
+      for (const box of this.widgets.querySelectorAll(".widget[data-widget]")) {
+        const script = box.querySelector("script.widget-data");
+        if (!script || !this.mountWidget) continue;
+        let data;
+        try { data = JSON.parse(script.textContent); } catch { continue; }
+        this.mountWidget(box, { widget: box.dataset.widget, data }).catch(() => {});
+      }
+    }
     this.root.dataset.origin = "build";
     if (!this.buildNodes.length) this.root.setAttribute("data-empty", "");
     this.label.textContent = "构建时输出";
@@ -111,6 +130,54 @@ export class OutputView {
   result(text) {
     this.last = null;
     this._span("cell-result", text);
+  }
+
+  _clearDisplays() {
+    for (const url of this.urls.splice(0)) URL.revokeObjectURL(url);
+    if (this.widgets) this.widgets.replaceChildren();
+  }
+
+  _widgetBox() {
+    if (!this.widgets) {
+      this.widgets = document.createElement("div");
+      this.widgets.className = "cell-widgets";
+      this.root.appendChild(this.widgets);
+    }
+    return this.widgets;
+  }
+
+  /** Rich output of the run (course_runtime.display): a PNG figure or a course widget's JSON. */
+  display(kind, data, meta = {}) {
+    this.last = null;
+    this.root.removeAttribute("data-empty");
+    if (kind === "image/png" && data instanceof Uint8Array) {
+      const url = URL.createObjectURL(new Blob([data], { type: "image/png" }));
+      this.urls.push(url);
+      const img = document.createElement("img");
+      img.className = "cell-figure";
+      img.alt = String(meta.alt || "matplotlib 图");
+      if (meta.cssWidth) img.width = meta.cssWidth;
+      if (meta.cssHeight) img.height = meta.cssHeight;
+      img.src = url;
+      this.log.appendChild(img);
+      return;
+    }
+    if (kind === "application/vnd.course.widget+json" && typeof data === "string") {
+      let spec;
+      try { spec = JSON.parse(data); } catch { this.note("无法显示：数据不是有效的 JSON"); return; }
+      const box = document.createElement("div");
+      box.className = "widget cell-widget";
+      box.dataset.widget = String(spec.widget || "");
+      const body = document.createElement("div");
+      body.className = "widget-body";
+      body.textContent = "正在加载图表…";
+      box.appendChild(body);
+      this._widgetBox().appendChild(box);
+      if (!this.mountWidget) { body.textContent = "无法显示图表。"; return; }
+      this.mountWidget(box, spec).catch((err) => { body.textContent = `无法显示图表：${err && err.message || err}`; });
+      return;
+    }
+    this.note(`（无法显示的输出：${kind}）`);
   }
 
   note(text) {

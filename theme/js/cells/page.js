@@ -45,7 +45,7 @@ class Cell {
     };
     this.modified = section.querySelector(".cell-modified");
     this.notice = section.querySelector(".cell-notice");
-    this.output = new OutputView(section.querySelector(".cell-output"));
+    this.output = new OutputView(section.querySelector(".cell-output"), { mountWidget: (box, spec) => page.mountWidget(box, spec) });
     this.applyStoredEdit();
     this.wireStaticCode();
     section.dataset.editor = "static";
@@ -222,6 +222,8 @@ class Cell {
         cell: this.id,
         onStdout: (text) => this.output.append("stdout", text),
         onStderr: (text) => this.output.append("stderr", text),
+        onDisplay: (kind, data, meta) => this.output.display(kind, data, meta),
+        onPackages: (p) => this.output.setStatus(`正在加载 ${p.names.join("、")}… ${(p.loaded / 1e6).toFixed(1)} / ${(p.total / 1e6).toFixed(1)} MB`, "loading"),
       });
     } catch (err) {
       this.setRunning(false);
@@ -255,8 +257,9 @@ class Cell {
 }
 
 export class CellsPage {
-  constructor(doc, sections, { completionsURL, editorURL }) {
+  constructor(doc, sections, { completionsURL, editorURL, widgetBase }) {
     this.doc = doc;
+    this.widgetBase = widgetBase || "";
     this.slug = doc.body.dataset.page || location.pathname;
     this.completionsURL = completionsURL;
     this.generation = 0;
@@ -282,6 +285,10 @@ export class CellsPage {
     this.watchForEditor();
     // The worker threads start now (no download); the runtime index too unless prefetching is off.
     if (this.runtime) this.runtime.prepare({ index: !option("noPrefetch") && !navigator.connection?.saveData });
+    // what this page's cells import (matplotlib) is loaded when Python is idle, unless data is to be saved
+    if (this.runtime && this.runtime.preloadFor && !option("noPrefetch") && !navigator.connection?.saveData) {
+      this.runtime.preloadFor(this.cells.map((c) => c.original));
+    }
   }
 
   /** Load the editor at an idle moment once a cell is within a screen or so of the viewport (or at once
@@ -357,6 +364,34 @@ export class CellsPage {
     // editor script and creating the first editor are not one task.
     if (this.firstUpgrades.size) step();
     else setTimeout(step, 0);
+  }
+
+  /** Mount a course widget a cell sent (attention_core.display → {widget, data}) with the very module the
+   *  page's widgets use (assets/widget-<name>.js; loaded now if this page has no such widget). */
+  async mountWidget(box, spec) {
+    const name = String(spec.widget || "");
+    if (!/^[a-z][a-z0-9-]*$/.test(name)) throw new Error(`未知的图表 ${name}`);
+    const widgets = course().widgets || {};
+    if (!widgets[name]) {
+      if (!this.widgetScripts) this.widgetScripts = new Map();
+      if (!this.widgetScripts.has(name)) {
+        const base = this.widgetBase || document.baseURI;
+        this.widgetScripts.set(name, new Promise((resolve, reject) => {
+          const s = document.createElement("script");
+          s.src = new URL(`widget-${name}.js`, base).href;
+          s.onload = resolve;
+          s.onerror = () => reject(new Error(`无法加载 widget-${name}.js`));
+          document.head.appendChild(s);
+        }));
+      }
+      await this.widgetScripts.get(name);
+    }
+    const mount = (course().widgets || {})[name];
+    if (!mount) throw new Error(`未知的图表 ${name}`);
+    this.widgetCount = (this.widgetCount || 0) + 1;
+    box.id = box.id || `cell-widget-${this.widgetCount}`;
+    mount(box, spec.data);
+    box.dataset.ready = "true";
   }
 
   setBarStatus(text, kind = "") {

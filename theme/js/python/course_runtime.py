@@ -5,6 +5,11 @@ repr of a trailing expression (Jupyter-style; a trailing `;` suppresses it), str
 `post(stream, text)` in batches (every FLUSH_INTERVAL s or FLUSH_BYTES), and caps the output of one run at
 MAX_LINES lines / MAX_BYTES bytes: past the cap nothing more is forwarded, the code keeps running, and the
 result says truncated=True.  Tracebacks keep only the frames of the user's cells ("<cell-N>").
+
+Rich output ("displays") goes through `display(kind, data, meta)` to the callback of `set_display`: figures
+(`image/png` bytes: `plt.show()`, and every figure still open when a cell ends, drawn with Agg) and the
+course's own widgets (`application/vnd.course.widget+json`: attention_core.display's JSON).  Never HTML: the
+page builds an <img> from the bytes, or mounts its own widget module with the JSON.
 """
 from __future__ import annotations
 
@@ -12,9 +17,13 @@ import ast
 import builtins
 import io
 import linecache
+import os
 import sys
 import time
 import traceback
+
+# Agg, before any cell imports matplotlib: no GUI, no Pyodide canvas backend (its matplotlibrc names none).
+os.environ.setdefault("MPLBACKEND", "agg")
 
 MAX_LINES = 2000
 MAX_BYTES = 200_000
@@ -22,6 +31,10 @@ FLUSH_INTERVAL = 0.05
 FLUSH_BYTES = 64 * 1024
 MAX_REPR = 200_000
 CELL_PREFIX = "<cell-"
+MAX_DISPLAYS = 20  # figures/widgets one run may show; more are dropped and the run says truncated
+FIGURE_DPI = 144   # PNG pixels per inch: 640 CSS px wide figures (6.4 in) stay sharp on 1.5× screens
+FIGURE_CSS_DPI = 100  # …shown at matplotlib's nominal size (the <img>'s width = pixels × 100 / 144)
+MATPLOTLIB_IMPORTS = frozenset({"matplotlib", "pylab", "mpl_toolkits"})
 
 
 def _fresh_namespace() -> dict:
@@ -30,11 +43,121 @@ def _fresh_namespace() -> dict:
 
 namespace: dict = _fresh_namespace()
 _post = None  # callable(stream: str, text: str)
+_display = None  # callable(kind: str, data: bytes | str, meta: dict)
+_displays_this_run = 0
+_display_truncated = False
 
 
 def set_post(post) -> None:
     global _post
     _post = post
+
+
+def set_display(callback) -> None:
+    global _display
+    _display = callback
+
+
+def display(kind: str, data, meta: dict | None = None) -> None:
+    """Show rich output after what the cell printed so far (stdout is flushed first, to keep the order)."""
+    global _displays_this_run, _display_truncated
+    if _displays_this_run >= MAX_DISPLAYS:
+        _display_truncated = True
+        return
+    _displays_this_run += 1
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except Exception:  # noqa: BLE001 - a cell may have replaced them
+        pass
+    if _display is not None:
+        _display(kind, data, dict(meta or {}))
+
+
+def imports_of(code: str) -> list[str]:
+    """Top-level module names `code` imports (like Pyodide's find_imports; [] when it does not parse)."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return []
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(a.name.split(".")[0] for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module.split(".")[0])
+    return sorted(names)
+
+
+# ------------------------------------------------------------------------------------------- figures
+_matplotlib_ready = False
+
+
+def prepare_matplotlib() -> None:
+    """Agg, the course's fonts (DejaVu Sans, then the CJK subset for Chinese), fixed-size figures on a white
+    card (readable on the light and the dark theme alike), and `plt.show()` → the figure in the output."""
+    global _matplotlib_ready
+    if _matplotlib_ready:
+        return
+    import matplotlib
+    matplotlib.use("agg")
+    import matplotlib.pyplot as plt
+    from cycler import cycler
+    matplotlib.rcParams.update({
+        # Okabe–Ito: a colour-blind-safe qualitative palette (the course's widgets are too)
+        "axes.prop_cycle": cycler(color=["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9",
+                                         "#F0E442", "#000000"]),
+        # per-glyph fallback (matplotlib ≥ 3.6) works across the families of font.family: Latin, then CJK
+        "font.family": ["DejaVu Sans", "Noto Sans CJK SC"],
+        "axes.unicode_minus": False,  # U+2212 is in DejaVu, but '-' keeps labels identical in every font
+        "figure.facecolor": "white",
+        "savefig.facecolor": "white",
+        "figure.dpi": FIGURE_CSS_DPI,
+        "svg.hashsalt": "course",
+    })
+    plt.show = _show
+    _matplotlib_ready = True
+
+
+def _show(*args, **kwargs) -> None:
+    emit_figures()
+
+
+def _png(fig) -> tuple[bytes, int, int]:
+    buf = io.BytesIO()
+    # metadata Software=None: no version string; PNG from Agg has no timestamp → identical bytes every run
+    fig.savefig(buf, format="png", dpi=FIGURE_DPI, metadata={"Software": None})
+    data = buf.getvalue()
+    width, height = int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+    return data, width, height
+
+
+def _figure_label(fig) -> str:
+    titles = [fig._suptitle.get_text()] if getattr(fig, "_suptitle", None) else []
+    titles += [ax.get_title() for ax in fig.axes if ax.get_title()]
+    return "图：" + "；".join(titles) if titles else "matplotlib 图"
+
+
+def emit_figures() -> None:
+    """Every open figure → an image/png display, then closed (the next cell starts without them)."""
+    plt = sys.modules.get("matplotlib.pyplot")
+    if plt is None:
+        return
+    for num in plt.get_fignums():
+        fig = plt.figure(num)
+        data, width, height = _png(fig)
+        display("image/png", data, {"width": width, "height": height,
+                                     "cssWidth": round(width * FIGURE_CSS_DPI / FIGURE_DPI),
+                                     "cssHeight": round(height * FIGURE_CSS_DPI / FIGURE_DPI),
+                                     "alt": _figure_label(fig)})
+    plt.close("all")
+
+
+def _is_matplotlib_value(value) -> bool:
+    """A plotting call's return value (Line2D lists, Axes, Text, …): its repr carries a memory address and
+    says nothing the figure does not show, so it is not printed (like a notebook whose figure shows)."""
+    items = value if isinstance(value, (list, tuple)) and value else [value]
+    return all(type(v).__module__.split(".")[0] in ("matplotlib", "mpl_toolkits") for v in items)
 
 
 def reset() -> None:
@@ -152,14 +275,17 @@ def execute_notebook_cell(code: str, filename: str, ns: dict, max_repr: int) -> 
     """
     linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
     tree = ast.parse(code, filename, "exec")
+    if MATPLOTLIB_IMPORTS.intersection(imports_of(code)):
+        prepare_matplotlib()
     last = None
     if tree.body and isinstance(tree.body[-1], ast.Expr) and not code.rstrip().endswith(";"):
         last = ast.Expression(tree.body.pop().value)  # Jupyter-style: show a trailing expression's repr
-    exec(compile(tree, filename, "exec"), ns)
-    if last is None:
-        return None, False
-    value = eval(compile(last, filename, "eval"), ns)
-    if value is None:
+    try:
+        exec(compile(tree, filename, "exec"), ns)
+        value = None if last is None else eval(compile(last, filename, "eval"), ns)
+    finally:
+        emit_figures()  # a figure left open at the end of the cell is shown (also when the cell raised)
+    if value is None or ("matplotlib" in sys.modules and _is_matplotlib_value(value)):
         return None, False
     ns["_"] = value
     text = repr(value)
@@ -168,8 +294,20 @@ def execute_notebook_cell(code: str, filename: str, ns: dict, max_repr: int) -> 
     return text, False
 
 
+def begin_run() -> None:
+    """Reset the per-run display budget (run_cell and the build's executor call it before each cell)."""
+    global _displays_this_run, _display_truncated
+    _displays_this_run = 0
+    _display_truncated = False
+
+
+def displays_truncated() -> bool:
+    return _display_truncated
+
+
 def run_cell(code: str, filename: str = "<cell-1>") -> dict:
     """Execute one cell in the shared namespace → {ok, repr, error, truncated}."""
+    begin_run()
     out = _Output(_post)
     old = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = _Stream(out, "stdout"), _Stream(out, "stderr")
@@ -182,5 +320,5 @@ def run_cell(code: str, filename: str = "<cell-1>") -> dict:
     finally:
         sys.stdout, sys.stderr = old
         out.flush()
-    result["truncated"] = result["truncated"] or out.truncated
+    result["truncated"] = result["truncated"] or out.truncated or _display_truncated
     return result

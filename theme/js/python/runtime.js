@@ -3,7 +3,7 @@
 //   const rt = Course.python.getRuntime();        // one per page, shared by all code cells
 //   await rt.load({ onProgress(p) { p.phase, p.loaded, p.total, p.label } });  // called until that load ends
 //   rt.prefetch();                               // load when the page is idle
-//   const r = await rt.run(code, { onStdout, onStderr, cell });
+//   const r = await rt.run(code, { onStdout, onStderr, onDisplay(kind, data, meta), onPackages({names, loaded, total}), cell });
 //     // r = { ok, repr, error: {type, message, traceback} | null, truncated }
 //     // rejects with err.type === "Stopped" when stop() interrupts it
 //   await rt.stop();   await rt.reset();   rt.state;   rt.addEventListener("statechange", …)
@@ -149,6 +149,11 @@ class PythonRuntime extends EventTarget {
     if (index) this._loadIndex().catch(() => {});
   }
 
+  /** The page's cells' code: once idle, the worker loads the optional packs (matplotlib) they import. */
+  preloadFor(codes) {
+    this._preload = [...codes].map(String);
+  }
+
   prefetch() {
     if (this._loadPromise) return;
     const go = () => { if (!this._loadPromise) this.load().catch((e) => console.warn("CoursePython prefetch:", e)); };
@@ -187,7 +192,7 @@ class PythonRuntime extends EventTarget {
   _loadWrappers(index) {
     if (this._fileAssets) return this._fileAssets;
     const python = part("python");
-    const store = (python.assets = python.assets || {});
+    python.assets = python.assets || {};
     const total = index.assets.reduce((s, a) => s + a.wrapperSize, 0);
     let loaded = 0;
     const assets = new Map();
@@ -201,28 +206,58 @@ class PythonRuntime extends EventTarget {
       next();
     });
     for (const a of index.assets) {
-      const bytes = new Uint8Array(a.size);
-      const chunkBytes = (index.wrapperChunkChars / 4) * 3;
-      let decoded = 0;
-      const per = a.wrapperSize / a.wrappers.length;
-      const parts = a.wrappers.map((file, i) => limit(() => loadScript(this.baseURL + file, false)).then(() => {
-        const key = `${a.name}/${i}`;
-        const b64 = store[key];
-        delete store[key];
-        if (typeof b64 !== "string") throw new Error(`CoursePython: ${file} did not register ${key}`);
-        decoded += decodeBase64Into(bytes, i * chunkBytes, b64);
+      assets.set(a.name, this._wrapperAsset(index, a, limit, (per) => {
         loaded += per;
         this._downloadProgress(Math.round(loaded), total);
       }));
-      const done = Promise.all(parts).then(() => {
-        if (decoded !== a.size) throw new Error(`CoursePython: ${a.name}: ${decoded} bytes, expected ${a.size}`);
-        return bytes;
-      });
-      done.catch(() => {});
-      assets.set(a.name, done);
     }
     this._fileAssets = assets;
     return assets;
+  }
+
+  /** file://: one asset's bytes from its wrapper scripts (`start` limits how many load at once; `onPart`
+   *  gets the wrapper bytes of each part as it is decoded). */
+  _wrapperAsset(index, a, start = (f) => f(), onPart = () => {}) {
+    const store = part("python").assets;
+    const bytes = new Uint8Array(a.size);
+    const chunkBytes = (index.wrapperChunkChars / 4) * 3;
+    let decoded = 0;
+    const per = a.wrapperSize / a.wrappers.length;
+    const parts = a.wrappers.map((file, i) => start(() => loadScript(this.baseURL + file, false)).then(() => {
+      const key = `${a.name}/${i}`;
+      const b64 = store[key];
+      delete store[key];
+      if (typeof b64 !== "string") throw new Error(`CoursePython: ${file} did not register ${key}`);
+      decoded += decodeBase64Into(bytes, i * chunkBytes, b64);
+      onPart(per);
+    }));
+    const done = Promise.all(parts).then(() => {
+      if (decoded !== a.size) throw new Error(`CoursePython: ${a.name}: ${decoded} bytes, expected ${a.size}`);
+      return bytes;
+    });
+    done.catch(() => {});
+    return done;
+  }
+
+  /** file://: the optional packs a cell needs (the worker asks, {type: "need-assets"}), read from their
+   *  wrapper scripts like the boot's assets and kept for a restarted worker. */
+  _sendOptionalAssets(slot, names) {
+    const index = this._index;
+    part("python").assets = part("python").assets || {};
+    this._optionalBytes = this._optionalBytes || new Map();
+    for (const name of names) {
+      const a = (index.optional && index.optional.assets || []).find((x) => x.name === name);
+      if (!a) continue; // the worker's own check reports it
+      if (!this._optionalBytes.has(name)) {
+        const bytes = this._wrapperAsset(index, a);
+        bytes.catch(() => this._optionalBytes.delete(name));
+        this._optionalBytes.set(name, bytes);
+      }
+      this._optionalBytes.get(name).then((b) => {
+        // a copy (slice): this thread keeps the bytes for a restarted worker
+        if (!slot.dead) slot.worker.postMessage({ type: "asset", name, buffer: b.slice().buffer });
+      }, (e) => this._failActive({ type: "ImportError", message: String(e && e.message || e), traceback: "" }));
+    }
   }
 
   // ---------------------------------------------------------------- worker lifecycle
@@ -283,6 +318,7 @@ class PythonRuntime extends EventTarget {
       lockFile: index.lockFile,
       packages: index.packages,
       imports: index.imports,
+      optional: index.optional || null,
       packs: index.packs || [],
       snapshot: index.snapshot || null,
       env: index.env || null,
@@ -382,7 +418,7 @@ class PythonRuntime extends EventTarget {
     this._warmTimer = setTimeout(() => {
       if (this._slot !== slot || slot.warmed || this._active || this._queue.length) return;
       slot.warmed = true;
-      slot.worker.postMessage({ type: "warm" });
+      slot.worker.postMessage({ type: "warm", preload: this._preload || [] });
     }, WARM_AFTER_IDLE_MS);
   }
 
@@ -437,6 +473,21 @@ class PythonRuntime extends EventTarget {
         if (msg.phase === "boot" && this._phase === "restart") break;
         this._phase = msg.phase;
         if (!this._download) this._progress(msg.phase);
+        break;
+      case "display": {
+        const run = this._active;
+        if (!run || run.id !== msg.id || !run.opts.onDisplay) break;
+        try { run.opts.onDisplay(msg.kind, msg.data, msg.meta || {}); } catch (e) { console.error(e); }
+        break;
+      }
+      case "packages": {
+        const run = this._active;
+        if (!run || run.id !== msg.id || !run.opts.onPackages) break;
+        try { run.opts.onPackages({ names: msg.names, loaded: msg.loaded, total: msg.total }); } catch (e) { console.error(e); }
+        break;
+      }
+      case "need-assets":
+        this._sendOptionalAssets(slot, msg.names);
         break;
       case "stream": {
         const run = this._active;

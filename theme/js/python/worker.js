@@ -26,6 +26,8 @@ let unpackerPort = null;
 const index = new Map();   // name -> {size, sha256}
 const pending = new Map(); // name -> Promise<Response | Uint8Array> (verified), consumed once
 const waiting = new Map(); // file mode: name -> resolve(bytes) for assets not posted yet
+let optional = { packages: {}, assets: [] }; // packs loaded only for a cell that imports them (index.optional)
+const installedOptional = new Set();
 
 const post = (msg, transfer) => self.postMessage(msg, transfer || []);
 const mark = (label) => post({ type: "mark", label, t: performance.timeOrigin + performance.now() });
@@ -214,6 +216,8 @@ async function init(msg) {
   indexURL = msg.indexURL;
   mode = msg.mode;
   for (const a of msg.assets) index.set(a.name, { size: a.size, sha256: a.sha256 });
+  if (msg.optional) optional = msg.optional;
+  for (const a of optional.assets) index.set(a.name, { size: a.size, sha256: a.sha256 });
   // Everything is requested at once, core files first.  The snapshot and the packs are the unpacker's.
   const forUnpacker = new Set([...(msg.snapshot ? [msg.snapshot.name] : []), ...msg.packs.map((p) => p.name)]);
   totalBytes = msg.assets.reduce((s, a) => s + (forUnpacker.has(a.name) ? 0 : a.size), 0);
@@ -296,6 +300,14 @@ del finder`);
   pyodide.runPython("import sys\nif '/home/pyodide/_course' not in sys.path: sys.path.insert(0, '/home/pyodide/_course')");
   runner = pyodide.pyimport("course_runtime");
   runner.set_post((stream, text) => post({ type: "stream", id: currentRun, stream, text }));
+  // Rich output: bytes (a figure's PNG) or JSON text (a course widget), never HTML (see cells/output.js).
+  runner.set_display((kind, data, meta) => {
+    const value = typeof data === "string" ? data : data.toJs();
+    if (data && data.destroy) data.destroy();
+    const m = meta.toJs({ dict_converter: Object.fromEntries });
+    meta.destroy();
+    post({ type: "display", id: currentRun, kind, data: value, meta: m }, value instanceof Uint8Array ? [value.buffer] : []);
+  });
   // numpy before "ready" (nearly every cell needs it); the other packages (attention_core, ~0.1 s) once the
   // page says the runtime is idle ({type: "warm"}), so that they never delay a run the reader is waiting for.
   pyodide.runPython("import numpy");
@@ -320,12 +332,111 @@ function warmImports() {
   mark("warm-imported");
 }
 
+// ------------------------------------------------------------------------------ optional packages
+// A cell that imports matplotlib (or another optional package: index.optional, builder/runtime/optional.py)
+// gets its packs (and their dependencies) before it runs: fetched and verified like every asset (http), or
+// posted by the page from the wrapper scripts (file://), inflated natively and written into site-packages.
+
+/** Names of the optional packages `code` needs that are not installed yet, dependencies first. */
+function optionalNeeds(code) {
+  const byImport = new Map();
+  for (const [name, pkg] of Object.entries(optional.packages)) for (const imp of pkg.imports) byImport.set(imp, name);
+  const proxy = runner.imports_of(code);
+  const imports = proxy.toJs();
+  proxy.destroy();
+  const order = [];
+  const visit = (name) => {
+    if (!optional.packages[name] || installedOptional.has(name) || order.includes(name)) return;
+    for (const dep of optional.packages[name].depends) visit(dep);
+    order.push(name);
+  };
+  for (const imp of imports) if (byImport.has(imp)) visit(byImport.get(imp));
+  return order;
+}
+
+async function inflate(bytes) {
+  return new Uint8Array(await new Response(
+    new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"))).arrayBuffer());
+}
+
+async function loadOptional(names, runId) {
+  const packs = names.map((name) => ({ name, ...optional.packages[name] }));
+  const total = packs.reduce((s, p) => s + index.get(p.pack).size, 0);
+  let loaded = 0;
+  let last = 0;
+  const report = (n, force) => {
+    loaded += n;
+    const now = performance.now();
+    if (force || now - last > 100) { last = now; post({ type: "packages", id: runId, names, loaded: Math.min(loaded, total), total }); }
+  };
+  report(0, true);
+  mark("optional-start");
+  let bytes;
+  if (mode === "http") {
+    bytes = packs.map(async (p) => {
+      const resp = await nativeFetch(indexURL + p.pack);
+      if (!resp.ok) throw new Error(`无法加载 ${p.pack}: HTTP ${resp.status}`);
+      const got = await readBody(resp.body, index.get(p.pack).size, (n) => report(n));
+      await checkAsset(p.pack, got);
+      return got;
+    });
+  } else {
+    // file://: the page reads the wrapper scripts (this worker cannot) and posts each pack ({type: "asset"})
+    bytes = packs.map((p) => arrived(p.pack).then(async (got) => { report(got.length); await checkAsset(p.pack, got); return got; }));
+    post({ type: "need-assets", id: runId, names: packs.map((p) => p.pack) });
+  }
+  bytes.forEach((b) => b.catch(() => {}));
+  for (let i = 0; i < packs.length; i++) {
+    const raw = await inflate(await bytes[i]);
+    const sharedLibs = installPack(pyodide.FS, packs[i].pack, raw);
+    if (sharedLibs.length) await pyodide._api.loadDynlibsFromPackage({ file_name: packs[i].wheel }, sharedLibs);
+    installedOptional.add(packs[i].name);
+  }
+  report(0, true);
+  pyodide.runPython(`import sys
+finder = sys.path_importer_cache.get(${JSON.stringify(SITE_PACKAGES)})
+if finder is not None: finder.invalidate_caches()
+del finder`);
+  mark("optional-installed");
+}
+
 let currentRun = null;
 
-function runCell(msg) {
+// One optional load at a time (a run may come while the idle preload below is still loading).
+let optionalChain = Promise.resolve();
+function ensureOptional(code, runId) {
+  const next = optionalChain.then(() => {
+    const needs = optionalNeeds(code);
+    return needs.length ? loadOptional(needs, runId) : null;
+  });
+  optionalChain = next.catch(() => {});
+  return next;
+}
+
+/** Idle preload ({type: "warm", preload}): the packs the page's own cells import, and matplotlib's first
+ *  import, before the reader clicks — a page that never plots sends nothing and loads nothing. */
+async function preloadOptional(codes) {
+  try {
+    for (const code of codes || []) await ensureOptional(code, null);
+    if (installedOptional.has("matplotlib")) runner.prepare_matplotlib();
+    mark("optional-preloaded");
+  } catch (e) {
+    console.warn("CoursePython: preload failed", e && e.message); // the run that needs it reports it
+  }
+}
+
+async function runCell(msg) {
   currentRun = msg.id;
   if (interruptBuffer) interruptBuffer[0] = 0;
   let res;
+  try {
+    await ensureOptional(msg.code, msg.id);
+  } catch (e) {
+    currentRun = null;
+    post({ type: "result", id: msg.id, result: { ok: false, repr: null, truncated: false,
+      error: { type: "ImportError", message: `无法加载 Python 包：${String(e && e.message || e)}`, traceback: "" } } });
+    return;
+  }
   try {
     const proxy = runner.run_cell(msg.code, msg.filename);
     res = proxy.toJs({ dict_converter: Object.fromEntries });
@@ -342,8 +453,8 @@ self.onmessage = async (ev) => {
   try {
     if (msg.type === "asset") onAsset(msg);
     else if (msg.type === "init") await init(msg);
-    else if (msg.type === "run") runCell(msg);
-    else if (msg.type === "warm") warmImports();
+    else if (msg.type === "run") await runCell(msg);
+    else if (msg.type === "warm") { warmImports(); await preloadOptional(msg.preload); }
     else if (msg.type === "reset") { runner.reset(); post({ type: "reset-done", id: msg.id }); }
   } catch (e) {
     if (msg.type === "init") post({ type: "init-error", message: String(e && e.message || e), stack: String(e && e.stack || "") });

@@ -6,7 +6,23 @@ import { choiceButtons, h, note, pctRow, pctText, shade, wireGrid } from "./comm
 
 const HINT = "把鼠标移到格子上、轻触格子，或用方向键浏览，即可看到具体数值。";
 
+/** A code cell's own row (attention_core.display.show_row): one query's weights as bars, same CSS as the
+ *  temperature widget's. */
+function mountBars(body, data) {
+  const shown = pctRow(data.row);
+  const query = data.query ? `“${data.query}”` : "这一行";
+  body.replaceChildren(
+    h("p", { class: "widget-caption" }, `${data.title}：${query} 分给各个词的权重`),
+    h("ol", { class: "bars", "aria-label": `${data.title}（%）` }, data.tokens.map((t, j) => {
+      const fill = h("span", { class: "bar-fill", style: { width: `${(data.row[j] * 100).toFixed(2)}%` } });
+      return h("li", {}, h("span", { class: "bar-label" }, t), h("span", { class: "bar-track" }, fill),
+        h("span", { class: "bar-value" }, `${shown[j]}%`));
+    })));
+}
+
 export function mount(root, data) {
+  if (data.bars) { mountBars(root.querySelector(".widget-body"), data); return; }
+  const fixed = !!data.fixed; // a code cell's own matrix (attention_core.display.show_attention): no switcher, no mask toggle
   let exampleIndex = 0;
   let masked = data.mask === "causal";
   let active = [0, 0]; // row, column of the cell in the tab order
@@ -30,8 +46,9 @@ export function mount(root, data) {
     h("span", {}, "0%"), h("span", { class: "heat-legend-bar" }), h("span", {}, "100%"),
     h("span", { class: "heat-legend-masked" }, h("span", { class: "heat-cell is-masked" }, "—"), "被遮罩挡住"));
 
+  if (fixed) legend.querySelector(".heat-legend-masked").remove(); // a cell's own matrix has no mask toggle
   body.replaceChildren(
-    h("div", { class: "widget-controls" }, examples.el, maskButton),
+    ...(fixed ? [] : [h("div", { class: "widget-controls" }, examples.el, maskButton)]),
     maskLine, gridWrap, legend, readout, noteEl);
 
   function describe(ex, i, j, shown) {
@@ -72,10 +89,12 @@ export function mount(root, data) {
     wireGrid(table, L, { cellAt: (i, j) => cells[i * L + j], show, active, onActive: (where) => { active = where; } });
 
     gridWrap.replaceChildren(table);
-    maskLine.textContent = masked
-      ? "因果遮罩已开启：灰色的右上角被遮住，每个词只能看自己和前面的词。"
-      : "因果遮罩已关闭：每个词都能看到整句话，包括后面的词。";
+    maskLine.textContent = fixed ? `${ex.title}：每一行是一个 query 分给各个 key 的权重。`
+      : masked
+        ? "因果遮罩已开启：灰色的右上角被遮住，每个词只能看自己和前面的词。"
+        : "因果遮罩已关闭：每个词都能看到整句话，包括后面的词。";
     noteEl.textContent = ex.note;
+    noteEl.hidden = !ex.note;
     if (keepFocus) readout.textContent = `${ex.title}，${masked ? "因果遮罩开" : "无遮罩"}。${HINT}`;
   }
 

@@ -24,6 +24,8 @@ def fixed(x: float, decimals: int) -> str:
 
 def open_widget(page, name: str):
     page.goto(page.base + PAGE)
+    # widget scripts load as their widget nears the viewport (theme/js/site/lazy-widgets.js)
+    page.locator(f'.widget[data-widget="{name}"]').first.scroll_into_view_if_needed()
     root = page.locator(f'.widget[data-widget="{name}"][data-ready="true"]')
     root.wait_for()
     root.scroll_into_view_if_needed()

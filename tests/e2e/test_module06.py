@@ -113,7 +113,7 @@ def test_tiny_decoder_cell_runs_in_the_browser_like_the_build(page):
     page.goto(page.base + PAGE)
     cell = page.locator("#cell-tiny-decoder")
     cell.scroll_into_view_if_needed()
-    build_log = cell.locator(".cell-log").inner_text()
+    build_log = cell.locator(".cell-log").text_content()  # (its section may not be laid out yet)
     assert "logits: (4, 20)" in build_log
     cell.get_by_role("button", name="运行").click()
     page.wait_for_function("document.querySelector('#cell-tiny-decoder .cell-output').dataset.origin === 'browser' && "

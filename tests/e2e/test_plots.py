@@ -116,7 +116,9 @@ def test_a_page_that_never_plots_loads_no_matplotlib_bytes(page):
 def test_show_attention_mounts_the_interactive_heatmap(page):
     page.add_init_script(NO_PREFETCH)
     page.goto(page.base + MODULE)
-    # the build stored the widget: it is mounted before anything runs (the page loads heatmap.js for it)
+    # the build stored the widget: it is mounted before anything runs (the page loads heatmap.js for it as it
+    # nears the viewport: theme/js/site/lazy-widgets.js)
+    page.locator(SHOW_CELL).scroll_into_view_if_needed()
     page.wait_for_function(f"document.querySelector('{SHOW_CELL} .cell-widgets .widget').dataset.ready === 'true'")
     assert run_cell(page, "#cell-attention-fn").startswith("完成")  # imports numpy as np for the cells below
     assert run_cell(page, "#cell-single-head").startswith("完成")

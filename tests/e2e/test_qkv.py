@@ -134,6 +134,7 @@ def test_kv_cache_calculator_against_hand_sums_and_bad_input(page):
 def test_the_page_fits_a_phone_and_every_widget_starts(mobile_page):
     mobile_page.goto(mobile_page.base + PAGE)
     for name in ("qkv-projection", "qk-vectors", "kv-cache"):
+        mobile_page.locator(f'.widget[data-widget="{name}"]').first.scroll_into_view_if_needed()  # lazy scripts
         mobile_page.locator(f'.widget[data-widget="{name}"][data-ready="true"]').wait_for()
     assert mobile_page.evaluate("document.documentElement.scrollWidth") <= 390
     for widget in mobile_page.locator(".widget[data-widget]").all():

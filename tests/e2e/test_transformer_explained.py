@@ -32,6 +32,7 @@ def shown(node: real_model.ContinuationNode, temperature: int) -> list[str]:
 
 def test_the_flow_steps_through_every_stage_by_button_click_and_keyboard(page):
     page.goto(page.base + PAGE)
+    page.locator('.widget[data-widget="transformer-flow"]').scroll_into_view_if_needed()  # lazy widget scripts
     flow = page.locator('.widget[data-widget="transformer-flow"][data-ready="true"]')
     flow.wait_for()
     shape = real_model.model_shape(OPTIONS)

@@ -21,7 +21,7 @@ TEST_CACHE = ROOT / ".test-cache"
 """The tests' own persistent build cache (downloads, typeset formulas, the Python runtime's compiled files): never the
 developer's .cache, so a test can neither use nor spoil what `make site` made."""
 # Every build a test makes, whatever its cache folder, finds the real model (and its cached results) here: one
-# download per machine (builder/real_model.py). Spawned worker processes inherit it.
+# download per machine (builder/real_model/). Spawned worker processes inherit it.
 os.environ.setdefault("COURSE_MODEL_DIR", str(TEST_CACHE / "models"))
 
 

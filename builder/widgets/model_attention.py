@@ -1,4 +1,4 @@
-"""The `model-attention` widget: the real attention of SmolLM2-135M (builder/real_model.py), three views —
+"""The `model-attention` widget: the real attention of SmolLM2-135M (builder/real_model/), three views —
 
 * `explorer`: a sentence as a token × token heatmap at a chosen layer and head (or the average of the heads),
   every layer and head a click away; hover / focus a cell for its value, click a query token for its row as bars;

@@ -1,4 +1,4 @@
-"""The `next-token` widget: SmolLM2-135M's real next-token prediction (builder/real_model.py `next_token_run`),
+"""The `next-token` widget: SmolLM2-135M's real next-token prediction (builder/real_model/generation.py `next_token_run`),
 two views of the same precomputed runs (theme/js/widgets/next-token.js draws them) —
 
 * `predict`: for each prompt, the ten most likely next tokens and their probabilities, with a temperature slider

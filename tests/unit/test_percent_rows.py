@@ -73,7 +73,7 @@ def test_percent_row_is_largest_remainder() -> None:
 def test_every_row_of_every_widget_sums_to_100(name: str, body: str) -> None:
     html, data = rendered(name, body)
     rows = weight_rows(data)
-    if name == "model-attention":  # whole percentages already (builder/real_model.py: largest remainder)
+    if name == "model-attention":  # whole percentages already (builder/real_model/attention.py: largest remainder)
         shown = [row for s in data["sentences"] if s["matrix"] for row in s["matrix"]]
         assert all(sum(row) == 100 for row in shown)
         assert shown or data["view"] in ("compare", "gallery")  # those read their numbers from tables / the data file

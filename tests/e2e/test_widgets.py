@@ -44,6 +44,8 @@ def single_head(example_id: str, causal: bool | None = None):
 
 def open_widget(page, url: str, name: str):
     page.goto(page.base + url)
+    # every widget kind's script loads when one of its widgets nears the viewport (theme/js/site/lazy-widgets.js)
+    page.locator(f'.widget[data-widget="{name}"]').first.scroll_into_view_if_needed()
     root = page.locator(f'.widget[data-widget="{name}"][data-ready="true"]')
     root.wait_for()
     root.scroll_into_view_if_needed()

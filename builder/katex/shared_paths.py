@@ -33,4 +33,18 @@ def share_svg_paths(body_html: str) -> str:
     return head + _KATEX_SVG_PATH_RE.sub(use, body_html)
 
 
-__all__ = ["share_svg_paths", "ID_PREFIX"]
+_SHARED_HEAD_RE = re.compile(r'<svg class="katex-shared-paths"[^>]*>(.*?)</svg>\n', re.S)
+_SHARED_PATH_RE = re.compile(r'<path id="([^"]*)" d="([^"]*)" stroke="none"/>')
+_USE_RE = re.compile(r'<use href="#(' + ID_PREFIX + r'\d+)"/>')
+
+
+def unshare_svg_paths(body_html: str) -> str:
+    """The inverse of share_svg_paths: each formula as KaTeX typeset it (to find a formula's own HTML in a body)."""
+    head = _SHARED_HEAD_RE.match(body_html)
+    if not head:
+        return body_html
+    paths = dict(_SHARED_PATH_RE.findall(head.group(1)))
+    return _USE_RE.sub(lambda m: f'<path d="{paths[m.group(1)]}"/>', body_html[head.end():])
+
+
+__all__ = ["share_svg_paths", "unshare_svg_paths", "ID_PREFIX"]

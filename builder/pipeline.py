@@ -21,6 +21,7 @@ from markdown_it import MarkdownIt
 from . import assets, checks, output, page_cache, pages, search_index
 from . import cache as cachestore
 from . import katex
+from .katex.shared_paths import share_svg_paths
 from .cells import render_cell, run_page_cells
 from .content import load_glossary, load_site
 from .errors import AssetError, BuildFailed, Code, Problems
@@ -153,6 +154,7 @@ def render_body(md: MarkdownIt, page: Page) -> None:
         math_html = context.math_html
         formulas_html = dict.fromkeys(math_html[f] for f, _ in page.facts.formulas if f in math_html)
         page.facts.search_sections = search_index.page_search_sections(page.source.title, page.html, formulas_html)
+    page.html = share_svg_paths(page.html)  # after the search text: it matches each formula's own HTML
 
 
 # ------------------------------------------------------------------------------------------ site-wide stages

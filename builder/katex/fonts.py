@@ -29,6 +29,7 @@ from typing import Iterable
 from urllib.parse import urlsplit
 
 from .font_rules import Compound, FontFace, FontRules, FontRulesError, match_face, parse_font_rules
+from .shared_paths import unshare_svg_paths
 
 # ------------------------------------------------------------------------------------------ the HTML
 
@@ -245,6 +246,7 @@ def page_faces(body_html: str, formulas_html: Iterable[str], katex_css: str) -> 
     formula's HTML as typeset, `<span class="katex">…</span>`) that the body shows — a formula the body does
     not contain as is, or only inside hidden_ranges(), is not drawn."""
     usage = font_usage(katex_css)
+    body_html = unshare_svg_paths(body_html)  # the formulas as typeset (the page writes repeated SVG paths once)
     hidden = hidden_ranges(body_html) if "<details" in body_html or "hidden" in body_html else []
     faces: set[FontFace] = set()
     for formula in dict.fromkeys(formulas_html):

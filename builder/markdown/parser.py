@@ -28,6 +28,7 @@ from .math import math_plugin
 from .math_nobreak import math_nobreak_plugin
 from .quiz import quiz_plugin
 from .raw_html import raw_html_plugin
+from .sections import sections_plugin
 from .widget import WidgetPrepare, widget_plugin
 from .widget_quote import WidgetQuote, widget_quote_plugin
 
@@ -53,4 +54,5 @@ def create_markdown(*, content_dir: Path, prepare_widget: WidgetPrepare, render_
     quiz_plugin(md)
     glossary_plugin(md, terms=glossary)
     unknown_directive_plugin(md)
+    sections_plugin(md)  # last: wraps the finished top-level token stream
     return md

@@ -195,9 +195,25 @@ def artifact(name: str) -> Path:
     return ARTIFACTS / name
 
 
+def read_through(page) -> None:
+    """Scroll the page from top to bottom one screen at a time, as a reader does, and back to the top: every section
+    is rendered once (content-visibility: auto, theme/css/base.css), and every widget's script is loaded a screen
+    before its widget comes into view (theme/js/site/lazy-widgets.js)."""
+    page.evaluate("""async () => {
+      const frames = () => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
+      for (let y = 0; y < document.documentElement.scrollHeight; y += innerHeight / 2) {
+        window.scrollTo(0, y);
+        await frames();
+      }
+      window.scrollTo(0, 0);
+      await frames();
+    }""")
+
+
 def mount_all_widgets(page) -> None:
     """Bring every widget near the viewport (lazy widget kinds mount only then: theme/js/site/lazy-widgets.js) and
     wait until each has mounted."""
+    read_through(page)
     for widget in page.locator(".widget[data-widget]").all():
         widget.scroll_into_view_if_needed()
     page.wait_for_function("[...document.querySelectorAll('.widget[data-widget]')].every(w => w.dataset.ready === 'true')")

@@ -48,6 +48,14 @@ def test_wide_boxes_scroll_with_an_affordance_and_never_cut_off(mobile_page, slu
     # load), and with it which boxes overflow. Then two frames for the ResizeObserver's callbacks.
     page.evaluate("() => document.fonts.ready.then(() => new Promise(r => requestAnimationFrame(() => "
                   "requestAnimationFrame(r))))")
+    # A box is marked when it is laid out, and a section of the page only when the reader gets near it
+    # (content-visibility: auto, theme/css/base.css): bring each box on screen, as reading the page does.
+    page.evaluate("""async () => {
+      for (const box of document.querySelectorAll('.math-display, .figure-scroll')) {
+        box.scrollIntoView({block: 'center'});
+        await new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
+      }
+    }""")
     width = page.evaluate("document.documentElement.clientWidth")
     assert page.evaluate("document.documentElement.scrollWidth") <= width  # the page itself never scrolls sideways
     for box in page.evaluate(OVERFLOW_JS):

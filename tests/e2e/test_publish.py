@@ -38,6 +38,7 @@ def test_offline_zip_works_from_disk(browser, unzipped):
         page.locator('a[href="module-05-attention.html"]').first.click()
         page.wait_for_url(re.compile(r"module-05-attention\.html"))
         assert page.locator(".katex").count() > 10  # math is pre-rendered
+        page.locator("[data-widget]").first.scroll_into_view_if_needed()  # widgets mount near the viewport
         page.wait_for_selector('[data-widget][data-ready="true"]')
 
         cell = page.locator(".code-cell").filter(has=page.locator(".cell-run")).first
@@ -52,6 +53,7 @@ def test_offline_zip_works_from_disk(browser, unzipped):
 
         page.locator('a[href^="attention-explained.html"]').first.click()
         page.wait_for_url(re.compile(r"attention-explained\.html"))
+        page.locator("[data-widget]").first.scroll_into_view_if_needed()
         widget = page.locator('[data-widget][data-ready="true"]').first
         widget.wait_for()
         buttons = widget.locator("button:visible")
@@ -83,6 +85,7 @@ def test_site_works_under_a_github_pages_sub_path(browser, subpath_base, built_s
         page.goto(subpath_base + "index.html")
         page.locator('a[href="module-05-attention.html"]').first.click()
         page.wait_for_url(subpath_base + "module-05-attention.html")
+        page.locator("[data-widget]").first.scroll_into_view_if_needed()
         page.wait_for_selector('[data-widget][data-ready="true"]')
         assert page.evaluate("document.fonts.check('16px KaTeX_Main')")
         assert not failed, failed

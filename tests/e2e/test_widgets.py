@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from attention_core import causal_mask, get_example, multi_head_attention, scaled_dot_product_attention, softmax
-from tests.e2e.conftest import artifact, mount_all_widgets
+from tests.e2e.conftest import artifact, mount_all_widgets, read_through
 
 pytestmark = pytest.mark.e2e
 
@@ -44,6 +44,8 @@ def single_head(example_id: str, causal: bool | None = None):
 
 def open_widget(page, url: str, name: str):
     page.goto(page.base + url)
+    # every widget kind's script loads when one of its widgets nears the viewport (theme/js/site/lazy-widgets.js)
+    page.locator(f'.widget[data-widget="{name}"]').first.scroll_into_view_if_needed()
     root = page.locator(f'.widget[data-widget="{name}"][data-ready="true"]')
     root.wait_for()
     root.scroll_into_view_if_needed()
@@ -244,8 +246,9 @@ def test_widgets_on_a_phone_fit_work_by_touch_and_do_not_shift_layout(mobile_pag
         } }).observe({ type: "layout-shift", buffered: true });""")
     page.goto(page.base + url)
     roots = page.locator(".widget[data-widget]")
-    # every widget whose script loads with the page (lazy kinds mount when they near the viewport)
-    page.wait_for_function("[...document.querySelectorAll('.widget[data-widget]')].filter((w) => !(w.dataset.widget in JSON.parse(document.getElementById('lazy-widget-scripts')?.textContent || '{}'))).every((w) => w.dataset.ready)")
+    # widget scripts load as the reader scrolls towards them (theme/js/site/lazy-widgets.js): read the page through
+    read_through(page)
+    page.wait_for_function("[...document.querySelectorAll('.widget[data-widget]')].every((w) => w.dataset.ready)")
     assert roots.count() >= 2
     assert page.evaluate("document.documentElement.scrollWidth") <= 390
     if url == MODULE:

@@ -16,7 +16,7 @@ from tests.plugin_harness import render_snippet
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 EXTENSIONS = ["callout", "code_cell", "figure", "glossary", "headings", "images", "links", "math", "math_nobreak", "quiz",
-              "raw_html", "widget", "widget_quote"]
+              "raw_html", "sections", "widget", "widget_quote"]
 
 
 def canonical(html: str, problems: list[str]) -> str:

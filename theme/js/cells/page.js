@@ -283,12 +283,24 @@ export class CellsPage {
     if (!this.runtime) this.setBarStatus("Python 运行环境不可用：只能查看构建时输出。", "error");
     this.watchForPrefetch();
     this.watchForEditor();
-    // The worker threads start now (no download); the runtime index too unless prefetching is off.
-    if (this.runtime) this.runtime.prepare({ index: !option("noPrefetch") && !navigator.connection?.saveData });
-    // what this page's cells import (matplotlib) is loaded when Python is idle, unless data is to be saved
-    if (this.runtime && this.runtime.preloadFor && !option("noPrefetch") && !navigator.connection?.saveData) {
-      this.runtime.preloadFor(this.cells.map((c) => c.original));
+    // The worker threads start now (no download). The runtime index (8 KB) waits for the reader's first sign of
+    // life — a scroll, touch, pointer move or key — so it is not part of the page's first view (issue 19), yet
+    // is there before any click on 运行 (a run loads it itself if not).
+    if (this.runtime) {
+      this.runtime.prepare({ index: false });
+      if (!option("noPrefetch") && !navigator.connection?.saveData) this.loadIndexOnFirstInput();
     }
+  }
+
+  loadIndexOnFirstInput() {
+    const events = ["scroll", "pointermove", "pointerdown", "touchstart", "keydown", "wheel"];
+    const go = () => {
+      for (const type of events) window.removeEventListener(type, go, true);
+      this.runtime.prepare({ index: true }); // the workers are already there: only the index is read
+      // what this page's cells import (matplotlib) is loaded when Python is idle, unless data is to be saved
+      if (this.runtime.preloadFor) this.runtime.preloadFor(this.cells.map((c) => c.original));
+    };
+    for (const type of events) window.addEventListener(type, go, { capture: true, passive: true });
   }
 
   /** Load the editor at an idle moment once a cell is within a screen or so of the viewport (or at once

@@ -134,6 +134,7 @@ class PythonRuntime extends EventTarget {
   /** Start the two worker threads now (no download, no Python: they wait for "init"), and with `index` read
    *  the small runtime index, so that a first run does not wait for their start-up (~50–100 ms). */
   prepare({ index = true } = {}) {
+    if (index && !this._loadPromise) this._loadIndex().catch(() => {}); // also when the workers were prepared before
     if (this._loadPromise || this._prepared) return;
     try {
       const prepared = {
@@ -146,7 +147,6 @@ class PythonRuntime extends EventTarget {
     } catch (e) {
       this._prepared = null; // a run creates them as before
     }
-    if (index) this._loadIndex().catch(() => {});
   }
 
   /** The page's cells' code: once idle, the worker loads the optional packs (matplotlib) they import. */

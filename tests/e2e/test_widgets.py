@@ -44,9 +44,10 @@ def single_head(example_id: str, causal: bool | None = None):
 
 def open_widget(page, url: str, name: str):
     page.goto(page.base + url)
-    # every widget kind's script loads when one of its widgets nears the viewport (theme/js/site/lazy-widgets.js)
-    page.locator(f'.widget[data-widget="{name}"]').first.scroll_into_view_if_needed()
-    root = page.locator(f'.widget[data-widget="{name}"][data-ready="true"]')
+    # every widget kind's script loads when one of its widgets nears the viewport (theme/js/site/lazy-widgets.js);
+    # the author's widget, not a code cell's output drawn by the same script (show_attention → .cell-widget)
+    page.locator(f'.widget[data-widget="{name}"]:not(.cell-widget)').first.scroll_into_view_if_needed()
+    root = page.locator(f'.widget[data-widget="{name}"][data-ready="true"]:not(.cell-widget)')
     root.wait_for()
     root.scroll_into_view_if_needed()
     return root.locator(".widget-body")  # the live view (the page also keeps a hidden copy for print)
@@ -252,7 +253,7 @@ def test_widgets_on_a_phone_fit_work_by_touch_and_do_not_shift_layout(mobile_pag
     assert roots.count() >= 2
     assert page.evaluate("document.documentElement.scrollWidth") <= 390
     if url == MODULE:
-        root = page.locator('.widget[data-widget="heatmap"] > .widget-body')
+        root = page.locator('.widget[data-widget="heatmap"]:not(.cell-widget) > .widget-body')
         ex, _, weights = single_head("cat-fast", causal=True)
         cell = root.locator('td[data-row="1"][data-col="0"]')
         cell.scroll_into_view_if_needed()

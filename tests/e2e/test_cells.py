@@ -428,6 +428,9 @@ def test_the_editor_replaces_the_static_code_without_moving_the_page(browser, ht
             wait_for_editors(page)
             page.wait_for_timeout(1500)  # and after: CodeMirror's deferred parsing used to land here
             assert page.evaluate("window.__shift") == 0
+        # every cell measured laid out, also those in sections the reader has not reached (content-visibility: auto
+        # leaves them unrendered, and an unrendered box has no height to compare)
+        page.add_style_tag(content=".page-section { content-visibility: visible !important; }")
         heights[js] = page.eval_on_selector_all(".code-cell .cell-editor",
                                                 "els => els.map(e => e.getBoundingClientRect().height)")
         if not js:

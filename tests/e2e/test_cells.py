@@ -382,11 +382,11 @@ def test_a_stale_edit_is_offered_not_applied(page):
         ':causal-mask', JSON.stringify({base: 'an-older-source', code: 'print(\"旧的修改\")'}))""")
     page.reload()
     assert shown_code(page, cell) == original
-    # the reader meets the notice at the cell: a section far below the first screen is not laid out before then
-    # (content-visibility: auto), and innerText reads no text from a section that is not laid out
-    page.locator(cell).scroll_into_view_if_needed()
     notice = page.locator(f"{cell} .cell-notice")
-    assert "作者更新了" in notice.inner_text()
+    # its text, laid out or not: a section far below the first screen is rendered only as the reader nears it
+    # (content-visibility: auto), and innerText reads nothing from a section not rendered yet; the click below
+    # scrolls to the notice and needs it visible
+    assert "作者更新了" in notice.text_content()
     notice.get_by_role("button", name="恢复我的修改").click()
     assert shown_code(page, cell) == 'print("旧的修改")'
     assert not notice.is_visible()

@@ -2,13 +2,14 @@
 
 `prepare_python_runtime()` fills `site/assets/python/` with
 
-* the http path: `pyodide.js`, `pyodide.asm.js`, `pyodide.asm.wasm`, `python_stdlib.zip`, a trimmed
+* the assets `pyodide.js`, `pyodide.asm.js`, `pyodide.asm.wasm`, `python_stdlib.zip`, a trimmed
   `pyodide-lock.json` (numpy + attention-core only), a memory snapshot of a booted interpreter
   (`python-snapshot-<key>.snap`, see snapshot.py), and the NumPy and attention_core wheels as
-  packs (`*.pack`, see wheels.py, `wheel_pack`) that the worker unpacks with the browser's native inflate;
-* the file:// path: for each of those classic-script wrappers `<name>.<i>.js` (see wrappers.py);
-* `runtime-index.js`: `Course.python.index = {...}` listing the assets with size, sha256 and wrapper
-  chunk names (loaded by `<script>` in both modes, so the runtime knows what to load and how big it is).
+  packs (`*.pack`, see wheels.py, `wheel_pack`) that the worker unpacks with the browser's native inflate —
+  each shipped once, as classic-script wrappers `<name>.<i>.js` that http and file:// both read (wrappers.py);
+* `runtime-index.js`: `Course.python.index = {...}` listing the assets with their payload's size, sha256 and
+  encoding (gzip or none), and wrapper chunk names (loaded by `<script>` in both modes, so the runtime knows
+  what to load and how big it is).  Any asset added to the plan below gets this transport.
 
 Every copied asset is checked against the manifest first (verify.py).
 """
@@ -29,7 +30,8 @@ from .verify import (MANIFEST_PATH, STAMP_NAME, HashStamps, RuntimeAssetError, c
                      numpy_spec, pyodide_fix_hint, sha256_bytes)
 from .wheels import (build_wheel_bytes, cached_pack, ensure_numpy_wheel, lock_entry_for_wheel, pack_name,
                      package_imports, project_version, trimmed_lock, wheel_pack)
-from .wrappers import WRAPPER_CHUNK, cached_wrappers, wrapper_chunks, wrapper_name
+from .wrappers import (WRAPPER_CHARSET, WRAPPER_CHUNK, cached_wrappers, encode_payload, payload_record,
+                       wrapper_chunks, wrapper_name)
 
 LOCK_NAME = "pyodide-lock.json"
 INDEX_NAME = "runtime-index.js"
@@ -40,12 +42,15 @@ class RuntimeInfo:
     pyodide_version: str
     files: list[str] = field(default_factory=list)
     """Names (relative to dest) of every file this step wrote or kept up to date."""
+    asset_names: list[str] = field(default_factory=list)
+    """The runtime's assets, in index (boot) order; each ships once, as wrapper scripts (wrappers.py)."""
     http_files: list[str] = field(default_factory=list)
+    """The files both transports read: every asset's wrapper scripts (the same list as file_protocol_files)."""
     file_protocol_files: list[str] = field(default_factory=list)
     http_bytes: int = 0
     """Bytes a browser downloads on first load over http (without python-runtime.js itself)."""
     file_bytes: int = 0
-    """Bytes read on first load from file:// (the .js wrappers, without python-runtime.js itself)."""
+    """Bytes read on first load from file:// (the same wrapper scripts as http)."""
     attention_core_wheel: str | None = None
     numpy_wheel: str = ""
     bytecode: bool = False
@@ -158,27 +163,29 @@ def prepare_python_runtime(dest: Path, *, cache_dir: Path, pyodide_dir: Path | N
     index_assets = []
     wanted = {INDEX_NAME, RUNTIME_JS_NAME}
     for name, src, data, digest in plan:
-        out = dest / name
+        # One shipped form per asset, for http and file:// alike: its wrapper scripts (wrappers.py).
         if src is None:  # generated at build time (small)
-            write_if_changed(out, data)
+            payload, encoding = encode_payload(data)
+            record = payload_record(data, payload, encoding)
             wraps = []
-            for i, chunk in enumerate(wrapper_chunks(name, data)):
+            for i, chunk in enumerate(wrapper_chunks(name, payload)):
                 wraps.append(dest / wrapper_name(name, i))
                 write_if_changed(wraps[-1], chunk)
         else:
-            copy_if_stale(src, out)
+            parts, record = cached_wrappers(cache_root, name, src, digest, stamps)
             wraps = []
-            for part in cached_wrappers(cache_root, name, src, digest, stamps):
+            for part in parts:
                 wraps.append(dest / part.name)
                 copy_if_stale(part, wraps[-1])
-        size, wsize = out.stat().st_size, sum(w.stat().st_size for w in wraps)
-        index_assets.append({"name": name, "size": size, "sha256": digest,
-                             "wrappers": [w.name for w in wraps], "wrapper": wraps[0].name, "wrapperSize": wsize})
-        info.http_files.append(name)
-        info.file_protocol_files += [w.name for w in wraps]
-        wanted |= {name, *(w.name for w in wraps)}
-        info.http_bytes += size
-        info.file_bytes += wsize
+        wsize = sum(w.stat().st_size for w in wraps)
+        index_assets.append({"name": name, **record, "wrappers": [w.name for w in wraps], "wrapper": wraps[0].name,
+                             "wrapperSize": wsize})
+        info.asset_names.append(name)
+        info.http_files += [w.name for w in wraps]
+        wanted |= {w.name for w in wraps}
+        info.http_bytes += wsize
+    info.file_protocol_files = list(info.http_files)
+    info.file_bytes = info.http_bytes
 
     # Remove what an earlier build wrote and this one does not (other attention_core versions, old wrappers).
     ours = tuple(p[0] for p in plan) + ("attention_core-", SNAPSHOT_PREFIX, np_name[:-len(".whl")])
@@ -188,12 +195,12 @@ def prepare_python_runtime(dest: Path, *, cache_dir: Path, pyodide_dir: Path | N
 
     index = {"version": version, "assets": index_assets, "packages": packages, "imports": imports,
              "snapshot": snapshot_entry, "env": SNAPSHOT_ENV, "packs": packs,
-             "lockFile": LOCK_NAME, "wrapperChunkChars": WRAPPER_CHUNK}
+             "lockFile": LOCK_NAME, "wrapperChunkBytes": WRAPPER_CHUNK, "wrapperCharset": WRAPPER_CHARSET}
     index_bytes = browser_data_script("python", "index", json.dumps(index, sort_keys=True, separators=(",", ":")))
     write_if_changed(dest / INDEX_NAME, index_bytes)
     info.http_bytes += len(index_bytes)
     info.file_bytes += len(index_bytes)
-    info.files = [INDEX_NAME] + info.http_files + info.file_protocol_files
+    info.files = [INDEX_NAME] + info.http_files
     stamps.save()
     if bundle:
         bundle_python_runtime(dest, root=project_root)

@@ -1,21 +1,24 @@
 // Pyodide worker (bundled to a string and started from a blob: URL by runtime.js).
 //
-// Assets come from one of two sources (msg.mode):
-//   "http": the worker fetches them itself from their real URLs (a blob: worker shares the page's origin),
-//           all at once as soon as it starts, each checked against the sha256 of the runtime index. Pyodide
-//           gets the real Response of pyodide.asm.wasm, so `instantiateStreaming` compiles while it
-//           downloads and V8 can keep the compiled code in its cache for the next visit.
-//   "file": Chromium blocks fetch/importScripts of file:// URLs, so the main thread reads the wrapper
-//           scripts and posts each asset's bytes as it arrives ({type: "asset"}); booting starts as soon
+// Every asset ships once, as wrapper scripts holding its payload (transport.js, builder/runtime/wrappers.py),
+// which comes from one of two sources (msg.mode):
+//   "http": the worker fetches the wrapper scripts itself (a blob: worker shares the page's origin), all at
+//           once as soon as it starts, and reads the payload out of their bytes;
+//   "file": Chromium blocks fetch/importScripts of file:// URLs, so the main thread loads the wrapper
+//           scripts and posts each asset's payload as it arrives ({type: "asset"}); booting starts as soon
 //           as the core files are here, while the wheels still load.
+// Either way each payload is checked against the sha256 of the runtime index, then inflated if the index
+// says `encoding: "gzip"` (the wasm, the scripts), and pyodide.asm.wasm is compiled from the inflated bytes.
+// `assetBytes(name)` serves any indexed asset the same way later on (lazy ones: index `lazy`).
 // The memory snapshot and the wheel packs are not fetched here: the unpacker worker (unpacker.js) that the
 // page starts alongside fetches (or is posted), verifies and inflates them, and sends them over a port.
 // `fetch` and `importScripts` are replaced by versions that serve exactly the indexed assets and refuse
 // anything else: nothing else is reachable from Python/JS in this worker.
 import COURSE_RUNTIME_PY from "./course_runtime.py";
 import { relinkSnapshotLibraries } from "./snapshot_libs.js";
-import { checkSha256, readBody } from "./verify.js";
+import { checkSha256 } from "./verify.js";
 import { SITE_PACKAGES, installPack } from "./packs.js";
+import { decodePayload, fetchPayload } from "./transport.js";
 
 let indexURL = "";
 let mode = "http";
@@ -23,7 +26,8 @@ let pyodide = null;
 let runner = null;
 let interruptBuffer = null;
 let unpackerPort = null;
-const index = new Map();   // name -> {size, sha256}
+const index = new Map();   // name -> {size, sha256, encoding, decodedSize, wrappers, wrapperSize, lazy}
+let chunkBytes = 0;
 const pending = new Map(); // name -> Promise<Response | Uint8Array> (verified), consumed once
 const waiting = new Map(); // file mode: name -> resolve(bytes) for assets not posted yet
 
@@ -59,12 +63,11 @@ function countBytes(n, force) {
 }
 
 // ------------------------------------------------------------------------------------- the main wasm
-// pyodide.asm.wasm is compiled from the moment its bytes arrive, on V8's background threads (or taken from
-// V8's code cache for its URL, http), while this thread reads the other assets and evaluates
-// pyodide.asm.js — instead of only when Pyodide asks for it, after that evaluation.  Compiling runs none of
-// its code: the module is instantiated (our WebAssembly.instantiateStreaming, installNetworkGuards) only
-// after its bytes matched the sha256 of the runtime index.  What Pyodide's fetch gets is an empty stand-in
-// Response that maps to the verified, compiled module.
+// pyodide.asm.wasm is compiled from the moment its bytes are inflated, on V8's background threads, while this
+// thread reads the other assets and evaluates pyodide.asm.js — instead of only when Pyodide asks for it,
+// after that evaluation.  Its payload matched the sha256 of the runtime index before it was inflated; the
+// module is instantiated (our WebAssembly.instantiateStreaming, installNetworkGuards) when Pyodide asks.
+// What Pyodide's fetch gets is an empty stand-in Response that maps to the compiled module.
 const MAIN_WASM = "pyodide.asm.wasm";
 const compiledWasm = new WeakMap(); // stand-in Response -> Promise<WebAssembly.Module>
 
@@ -77,49 +80,48 @@ async function wasmStandIn(module, checked) {
   return standIn;
 }
 
-// ----------------------------------------------------------------------------------------- http mode
-// Nothing is handed out before its bytes are verified.  The body is read once, counting progress, into one
-// buffer of the indexed size (this thread is the bottleneck of a boot: no chunk lists, no second copy, less
-// garbage to collect).  The wasm's real Response goes to compileStreaming (real URL, cache metadata: V8
-// keeps its compiled code for the next visit); its clone is what gets read and hashed.
-async function readVerified(name, body) {
-  const bytes = await readBody(body, index.get(name).size, countBytes);
-  await checkAsset(name, bytes);
-  return bytes;
+// ------------------------------------------------------------------------------------- both modes
+// Nothing is handed out before its payload is verified.  http: the wrapper scripts are fetched (HTTP cache)
+// and decoded into one buffer of the indexed size (transport.js); file: the page posts the payload.
+function arrived(name) {
+  return new Promise((resolve, reject) => waiting.set(name, { resolve, reject }));
+}
+
+async function payloadOf(name) {
+  const a = index.get(name);
+  if (mode === "http") return fetchPayload(indexURL, a, chunkBytes, countBytes, nativeFetch);
+  const got = arrived(name);
+  if (a.lazy) post({ type: "need", name }); // the page loads lazy assets' wrappers only when asked
+  const payload = await got;
+  await checkAsset(name, payload);
+  return payload;
 }
 
 async function fetchVerified(name) {
-  const resp = await nativeFetch(indexURL + name);
-  if (!resp.ok) throw new Error(`无法加载 ${name}: HTTP ${resp.status}`);
-  if (name !== MAIN_WASM) return readVerified(name, resp.body);
-  const body = resp.clone().body;
-  return wasmStandIn(WebAssembly.compileStreaming(resp), readVerified(name, body));
+  const bytes = await decodePayload(index.get(name), await payloadOf(name));
+  if (name !== MAIN_WASM) return bytes;
+  return wasmStandIn(WebAssembly.compile(bytes), Promise.resolve());
 }
 
-// ----------------------------------------------------------------------------------------- file mode
-function arrived(name) {
-  return new Promise((resolve) => waiting.set(name, resolve));
-}
-
-async function verifiedBytes(name, bytesPromise) {
-  const bytes = await bytesPromise;
-  if (name !== MAIN_WASM) {
-    await checkAsset(name, bytes);
-    return bytes;
-  }
-  return wasmStandIn(WebAssembly.compile(bytes), checkAsset(name, bytes));
+/** Any indexed asset's bytes (verified, inflated), e.g. a lazily loaded package. */
+function assetBytes(name) { // eslint-disable-line no-unused-vars
+  if (!index.has(name)) return Promise.reject(new Error(`CoursePython worker: no asset ${name}`));
+  return fetchVerified(name);
 }
 
 function onAsset(msg) {
-  const resolve = waiting.get(msg.name);
-  if (resolve) { waiting.delete(msg.name); resolve(new Uint8Array(msg.buffer)); }
+  const w = waiting.get(msg.name);
+  if (!w) return;
+  waiting.delete(msg.name);
+  if (msg.error) w.reject(new Error(msg.error));
+  else w.resolve(new Uint8Array(msg.buffer));
 }
 
 // ------------------------------------------------------------------------------------------ guards
 function take(name) {
   let p = pending.get(name);
   if (p) pending.delete(name);
-  else if (mode === "http") p = fetchVerified(name); // asked twice (e.g. after a failure): fetch again
+  else if (mode === "http" || index.get(name).lazy) p = fetchVerified(name); // asked twice: load again
   else throw new TypeError(`CoursePython worker: ${name} was already consumed`);
   return p;
 }
@@ -213,18 +215,19 @@ async function init(msg) {
   mark("worker-init");
   indexURL = msg.indexURL;
   mode = msg.mode;
-  for (const a of msg.assets) index.set(a.name, { size: a.size, sha256: a.sha256 });
+  for (const a of msg.assets) index.set(a.name, a);
+  chunkBytes = msg.chunkBytes;
   // Everything is requested at once, core files first.  The snapshot and the packs are the unpacker's.
   const forUnpacker = new Set([...(msg.snapshot ? [msg.snapshot.name] : []), ...msg.packs.map((p) => p.name)]);
-  totalBytes = msg.assets.reduce((s, a) => s + (forUnpacker.has(a.name) ? 0 : a.size), 0);
+  totalBytes = msg.assets.reduce((s, a) => s + (forUnpacker.has(a.name) || a.lazy ? 0 : a.wrapperSize), 0);
   if (forUnpacker.size) {
     if (!msg.unpackerPort) throw new Error("CoursePython worker: no unpacker for the snapshot and the packs");
     listenToUnpacker(msg.unpackerPort);
     unpackerPort = msg.unpackerPort;
   }
   for (const a of msg.assets) {
-    if (forUnpacker.has(a.name)) continue;
-    const p = mode === "http" ? fetchVerified(a.name) : verifiedBytes(a.name, arrived(a.name));
+    if (forUnpacker.has(a.name) || a.lazy) continue;
+    const p = fetchVerified(a.name);
     p.catch(() => {}); // reported when awaited
     pending.set(a.name, p);
   }

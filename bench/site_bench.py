@@ -8,10 +8,13 @@ For every page, over http (127.0.0.1) and file://, as medians of --runs fresh-pr
   Shift, main-thread long tasks.
 For the Python cells (first page with code cells): bytes downloaded on the first Run, click → first
 output cold (fresh profile) and warm (same profile, new page), the longest main-thread task while
-Python loads, and 停止 → ready again.
+Python loads, and 停止 → ready again.  With --python-phone also the phone profile (390×844, CPU throttled
+4× with CDP Emulation.setCPUThrottlingRate): click → first output cold and warm.
+The offline weight: bytes of site/ (and of its assets/python/) and of the offline package (`zip_site`,
+what `make zip` writes), always.
 Prints a table and writes bench/out/site_bench.json.
 
-    .venv/bin/python bench/site_bench.py [--runs 5] [--no-build] [--site DIR]
+    .venv/bin/python bench/site_bench.py [--runs 5] [--no-build] [--site DIR] [--python-phone]
 """
 from __future__ import annotations
 
@@ -229,6 +232,59 @@ def measure_python(new_context, url: str, runs: int, site: Path) -> dict:
             "samples": {"cold": cold, "warm": warm, "stop_to_output": stop_output, "long_task_max": long_task_max}}
 
 
+PHONE_VIEWPORT = {"width": 390, "height": 844}
+PHONE_CPU_SLOWDOWN = 4
+
+
+def throttle(context, page, rate: float = PHONE_CPU_SLOWDOWN) -> None:
+    """The mobile-lab CPU: CDP Emulation.setCPUThrottlingRate on this page (set before it navigates)."""
+    context.new_cdp_session(page).send("Emulation.setCPUThrottlingRate", {"rate": rate})
+
+
+def measure_python_phone(playwright, url: str, runs: int) -> dict:
+    """Click → first output under the phone profile, cold (new on-disk profile) and warm (same profile, new
+    page), like `measure_python` but at 390×844 with the CPU slowed down 4×."""
+    cold, warm = [], []
+    exe = chromium_executable()
+    for _ in range(runs):
+        user_dir = tempfile.mkdtemp(prefix="bench-phone-")
+        context = playwright.chromium.launch_persistent_context(
+            user_dir, **({"executable_path": exe} if exe else {}), args=CHROMIUM_ARGS, viewport=PHONE_VIEWPORT,
+            is_mobile=True, has_touch=True, locale="zh-CN", service_workers="block")
+        try:
+            page = context.pages[0] if context.pages else context.new_page()
+            page.add_init_script(INIT_SCRIPT)
+            throttle(context, page)
+            page.goto(url, wait_until="load")
+            cold.append(page.evaluate(RUN_FIRST_CELL, 0)["ms"])
+            page.wait_for_timeout(1500)  # the inflated bytes are stored once Python is up (unpacker.js)
+            page.close()
+            page2 = context.new_page()
+            page2.add_init_script(INIT_SCRIPT)
+            throttle(context, page2)
+            page2.goto(url, wait_until="load")
+            warm.append(page2.evaluate(RUN_FIRST_CELL, 0)["ms"])
+        finally:
+            context.close()
+            shutil.rmtree(user_dir, ignore_errors=True)
+    med = statistics.median
+    return {"cold_ms": med(cold), "warm_ms": med(warm), "samples": {"cold": cold, "warm": warm},
+            "viewport": PHONE_VIEWPORT, "cpu_slowdown": PHONE_CPU_SLOWDOWN}
+
+
+def offline_weight(site: Path) -> dict:
+    """Bytes of the built site, of its Python runtime folder, and of the offline package (`make zip`)."""
+    from builder.zipsite import zip_site
+
+    def tree(folder: Path) -> int:
+        return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
+
+    with tempfile.TemporaryDirectory(prefix="bench-zip-") as tmp:
+        zip_bytes = zip_site(site, Path(tmp) / "attention-course.zip").stat().st_size
+    py = site / "assets" / "python"
+    return {"site_bytes": tree(site), "python_bytes": tree(py) if py.is_dir() else 0, "zip_bytes": zip_bytes}
+
+
 def median_load(browser, url: str, runs: int, site: Path) -> dict:
     samples = [measure_load(browser, url, site) for _ in range(runs)]
     med = statistics.median
@@ -264,6 +320,8 @@ def main() -> int:
                     help="browser profile for the Python measurements (see python_context)")
     ap.add_argument("--python-only", action="store_true", help="skip the page-load measurements")
     ap.add_argument("--pages-only", action="store_true", help="skip the Python measurements")
+    ap.add_argument("--python-phone", action="store_true",
+                    help="also measure the Python cells under the phone profile (390×844, CPU 4× slower)")
     args = ap.parse_args()
 
     from playwright.sync_api import sync_playwright
@@ -298,9 +356,13 @@ def main() -> int:
                 report["python"][scheme] = measure_python(
                     lambda: python_context(p, browser, args.python_profile), base + cell_page, args.runs, site)
             report["python"]["page"] = cell_page
+            if args.python_phone:
+                report["python_phone"] = {scheme: measure_python_phone(p, base + cell_page, args.runs)
+                                          for scheme, base in bases.items()}
         browser.close()
     server.shutdown()
     report["machine"]["loadavg_end"] = os.getloadavg()
+    report["weight"] = offline_weight(site)
 
     lines = ["| page | via | first view KB raw / gzip (excl. Pyodide) | fonts KB | DCL ms | widget ready ms after DCL | CLS | long tasks (max ms) |",
              "| --- | --- | --- | --- | --- | --- | --- | --- |"]
@@ -323,6 +385,16 @@ def main() -> int:
             lines.append(f"| {scheme} | {b['raw'] / 1e6:.1f} MB / {b['gzip'] / 1e6:.1f} MB | {m['cold_ms'] / 1000:.2f} s | "
                          f"{m['warm_ms'] / 1000:.2f} s | {m['long_task_max_ms']:.0f} ms | {m['stop_ready_ms']:.0f} ms | "
                          f"{m['stop_to_output_ms']:.0f} ms |")
+    if report.get("python_phone"):
+        lines += ["", f"Python cells under the phone profile ({PHONE_VIEWPORT['width']}×{PHONE_VIEWPORT['height']}, "
+                      f"CPU {PHONE_CPU_SLOWDOWN}× slower), medians of {args.runs}:", "",
+                  "| via | click → first output cold | warm |", "| --- | --- | --- |"]
+        for scheme, m in report["python_phone"].items():
+            lines.append(f"| {scheme} | {m['cold_ms'] / 1000:.2f} s | {m['warm_ms'] / 1000:.2f} s |")
+    w = report["weight"]
+    lines += ["", "| offline weight | MB |", "| --- | --- |",
+              f"| site/ | {w['site_bytes'] / 1e6:.1f} |", f"| site/assets/python/ | {w['python_bytes'] / 1e6:.1f} |",
+              f"| offline package (make zip) | {w['zip_bytes'] / 1e6:.1f} |"]
     table = "\n".join(lines)
     print(table)
     report["table"] = table

@@ -30,7 +30,7 @@ from .verify import (MANIFEST_PATH, STAMP_NAME, HashStamps, RuntimeAssetError, c
                      numpy_spec, pyodide_fix_hint, sha256_bytes)
 from .wheels import (build_wheel_bytes, cached_pack, ensure_numpy_wheel, lock_entry_for_wheel, pack_name,
                      package_imports, project_version, trimmed_lock, wheel_pack)
-from .wrappers import (WRAPPER_CHARSET, WRAPPER_CHUNK, cached_wrappers, encode_payload, payload_record,
+from .wrappers import (WRAPPER_CHUNK, WRAPPER_ENCODING, cached_wrappers, encode_payload, payload_record,
                        wrapper_chunks, wrapper_name)
 
 LOCK_NAME = "pyodide-lock.json"
@@ -195,7 +195,7 @@ def prepare_python_runtime(dest: Path, *, cache_dir: Path, pyodide_dir: Path | N
 
     index = {"version": version, "assets": index_assets, "packages": packages, "imports": imports,
              "snapshot": snapshot_entry, "env": SNAPSHOT_ENV, "packs": packs,
-             "lockFile": LOCK_NAME, "wrapperChunkBytes": WRAPPER_CHUNK, "wrapperCharset": WRAPPER_CHARSET}
+             "lockFile": LOCK_NAME, "wrapperChunkBytes": WRAPPER_CHUNK, "wrapperEncoding": WRAPPER_ENCODING}
     index_bytes = browser_data_script("python", "index", json.dumps(index, sort_keys=True, separators=(",", ":")))
     write_if_changed(dest / INDEX_NAME, index_bytes)
     info.http_bytes += len(index_bytes)

@@ -1,54 +1,73 @@
 """The one shipped form of every runtime asset, read over http and over file:// alike: classic scripts
 `<name>.<i>.js`, each registering ≤ 512 KiB of the asset's *payload* (its bytes, gzip-compressed when that
-saves ≥ 10 %) as a string literal in `Course.python.assets["<name>/<i>"]`.
+saves ≥ 10 %) as a base-85 string literal (RFC 1924's alphabet, Python's `base64.b85encode`) in
+`Course.python.assets["<name>/<i>"]`.
 
 Why scripts: Chromium blocks fetch/XHR/import()/Worker(url) on file:// but `<script src>` works; small
-chunks keep every main-thread parse task short (a single 13 MB literal took ~200 ms).  Why not base64 (the
-previous form, shipped next to a binary copy for http: 59 MB of site): the literal holds the payload bytes
-themselves, one source byte per byte, decoded by the page as `x-user-defined` (`<script charset>`; bytes
-0x00–0x7F → U+0000–U+007F, 0x80–0xFF → U+F780–U+F7FF, so `charCodeAt(i) & 0xFF` is the byte).  Only four
-bytes are escaped inside the literal (`\\`, `"`, LF, CR: +1.6 % on compressed data, base64 costs +33 %).
+chunks keep every main-thread parse task short (a single 13 MB literal took ~200 ms).  Why base 85: +25 %
+instead of base64's +33 % (the previous form, shipped next to a binary copy for http: 59 MB of site), and
+still plain ASCII without `"`, `\\` or line breaks — Chromium parses ASCII scripts off the main thread.
+(Tried first: the payload bytes themselves in the literal, read as `<script charset="x-user-defined">`,
++1.6 %: such scripts are parsed on the main thread, one 60–400 ms long task per chunk, and file:// took 3× longer.)
 
-Over http the worker fetches the same files and reads the payload straight from their bytes (theme/js/python/
-transport.js: the literal between the first `]="` and the last `"`, with the four escapes undone) — no
-second copy of any asset.  The runtime index carries the sha256 of each payload: it is checked before the
-payload is inflated or used, on both transports.
+Over http the workers fetch the same files and decode the literal straight from their bytes (theme/js/python/
+transport.js: the characters between the first `]="` and the last `"`) — no second copy of any asset.  The
+runtime index carries the sha256 of each payload: it is checked before the payload is inflated or used, on
+both transports.
 """
 from __future__ import annotations
 
+import base64
 import gzip
 import json
-import re
 from pathlib import Path
+
+import numpy as np
 
 from builder.bundle import browser_namespace
 
 from .files import write_if_changed
 from .verify import HashStamps, RuntimeAssetError, sha256_bytes
 
-WRAPPER_FORMAT = "course-xud1"  # part of the cache folder's name: change it whenever a wrapper's text changes
+WRAPPER_FORMAT = "course-b85"  # part of the cache folder's name: change it whenever a wrapper's text changes
 WRAPPER_CHUNK = 1 << 19
-"""Payload bytes per wrapper script (the last one of an asset holds the rest).  Parsing one 512 KiB literal
-takes a few ms, so no main-thread task gets long on file://."""
-WRAPPER_CHARSET = "x-user-defined"
-"""The `<script charset>` the page loads wrappers with (file://): every byte maps to one UTF-16 code unit."""
+"""Payload bytes per wrapper script (the last one of an asset holds the rest; a multiple of 4, so each chunk
+decodes alone).  Parsing one 640 KiB literal takes a few ms, so no main-thread task gets long on file://."""
+WRAPPER_ENCODING = "b85"
 GZIP_MIN_SAVING = 0.10
 """An asset's payload is its gzip (level 9) when that is at least this much smaller; otherwise the asset as it is
 (the stdlib zip, the gzip snapshot and wheel packs hardly shrink)."""
 
-_ESCAPES = {0x5C: b"\\\\", 0x22: b'\\"', 0x0A: b"\\n", 0x0D: b"\\r"}
-_ESCAPE_RE = re.compile(rb'[\\"\n\r]')
-_UNESCAPE_RE = re.compile(rb"\\(.)", re.S)
-_UNESCAPES = {b"\\": b"\\", b'"': b'"', b"n": b"\n", b"r": b"\r"}
+_B85 = np.frombuffer(b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz!#$%&()*+-;<=>?@^_`{|}~", np.uint8)
 
 
-def escape_literal(data: bytes) -> bytes:
-    """`data` as the inside of a double-quoted JS string literal, read byte for byte (x-user-defined)."""
-    return _ESCAPE_RE.sub(lambda m: _ESCAPES[m.group()[0]], data)
+def b85_literal(data: bytes) -> bytes:
+    """`base64.b85encode(data)` (no padding: a last group of n < 4 bytes is n + 1 characters), vectorised
+    (the pure-Python one takes ~1 s per MB)."""
+    full = len(data) - len(data) % 4
+    words = np.frombuffer(data[:full], dtype=">u4").astype(np.uint64)
+    digits = np.empty((len(words), 5), np.uint8)
+    for k in range(4, -1, -1):
+        digits[:, k] = words % 85
+        words //= 85
+    return _B85[digits].tobytes() + base64.b85encode(data[full:])
 
 
-def unescape_literal(text: bytes) -> bytes:
-    return _UNESCAPE_RE.sub(lambda m: _UNESCAPES[m.group(1)], text)
+_B85_VALUE = np.full(256, 255, np.uint8)
+_B85_VALUE[_B85] = np.arange(85, dtype=np.uint8)
+
+
+def b85_bytes(text: bytes) -> bytes:
+    """The inverse of `b85_literal` (what transport.js does), vectorised; refuses characters outside the alphabet."""
+    full = len(text) - len(text) % 5
+    values = _B85_VALUE[np.frombuffer(text[:full], np.uint8)]
+    if (values == 255).any():
+        raise ValueError("not base-85 text")
+    groups = values.reshape(-1, 5).astype(np.uint64)
+    words = (((groups[:, 0] * 85 + groups[:, 1]) * 85 + groups[:, 2]) * 85 + groups[:, 3]) * 85 + groups[:, 4]
+    if (words > 0xFFFFFFFF).any():
+        raise ValueError("base-85 group out of range")
+    return words.astype(">u4").tobytes() + base64.b85decode(text[full:])
 
 
 def _store_prefix(name: str) -> bytes:
@@ -62,15 +81,16 @@ assert _SUFFIX.count(b'"') == 1, "the literal ends at the file's last quote (tra
 
 def wrapper_chunks(name: str, payload: bytes, chunk: int = WRAPPER_CHUNK) -> list[bytes]:
     """The wrapper scripts of one payload: script i registers `Course.python.assets["<name>/<i>"]`."""
+    assert chunk % 4 == 0
     store = _store_prefix(name)
-    return [store + f'/{i}"]="'.encode() + escape_literal(payload[off:off + chunk]) + _SUFFIX
+    return [store + f'/{i}"]="'.encode() + b85_literal(payload[off:off + chunk]) + _SUFFIX
             for i, off in enumerate(range(0, max(len(payload), 1), chunk))]
 
 
 def wrapper_payload(script: bytes) -> bytes:
     """The payload bytes one wrapper script carries (what transport.js does in the browser)."""
     start = script.index(b']="') + 3
-    return unescape_literal(script[start:script.rindex(b'"')])
+    return b85_bytes(script[start:script.rindex(b'"')])
 
 
 def wrapper_name(name: str, i: int) -> str:

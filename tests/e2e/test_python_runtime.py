@@ -289,13 +289,12 @@ def _runtime_index(py_dir: Path) -> dict:
 
 
 def corrupt_wrapper(wrapper: Path) -> None:
-    """Change one payload byte inside a wrapper script's literal (one that neither is nor becomes one of the
-    escaped bytes, so the script still parses and the payload keeps its length: only its sha256 differs)."""
+    """Change one payload character inside a wrapper script's base-85 literal to another digit (the script
+    still parses and the payload keeps its length: only its sha256 differs).  "0" and "1" never make a
+    group overflow."""
     data = bytearray(wrapper.read_bytes())
     i = data.index(b'"]="') + len(b'"]="') + 100
-    while data[i] in b'\\"\n\r' or data[i] ^ 0x01 in b'\\"\n\r' or data[i - 1] == 0x5C:
-        i += 1
-    data[i] ^= 0x01
+    data[i] = ord("1") if data[i] == ord("0") else ord("0")
     wrapper.write_bytes(bytes(data))
 
 

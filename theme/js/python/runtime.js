@@ -13,7 +13,7 @@
 // works.  Every asset ships once, as ≤ 512 KiB `<name>.<i>.js` wrapper scripts (builder/runtime/wrappers.py,
 // transport.js) that both transports read.  On http the workers fetch them themselves (HTTP cache) and
 // verify every payload's sha256 of runtime-index.js before inflating it.  On file:// this thread injects
-// them (`charset="x-user-defined"`, one short task each), turns each literal into bytes as it arrives
+// them (one short task each: ASCII scripts are parsed off this thread), decodes each literal as it arrives
 // and posts every asset's payload to its worker as soon as it is complete, so Python boots while the
 // wheels still load; the payloads stay here for restarts after stop().  An asset marked `lazy` in the
 // index is loaded only when a worker asks for it ({type: "need"}), the same way on both transports.
@@ -50,10 +50,9 @@ const SCRIPT_BASE = scriptBase();
 
 // inOrder=false: each script runs in its own task as soon as it has loaded (async scripts). Ordered
 // (async=false) scripts that are all loaded already would run back to back in ONE long task.
-function loadScript(url, inOrder = true, charset = null) {
+function loadScript(url, inOrder = true) {
   return new Promise((resolve, reject) => {
     const s = document.createElement("script");
-    if (charset) s.charset = charset; // wrappers: one character per payload byte (transport.js)
     s.src = url;
     s.async = !inOrder;
     s.onload = () => { s.remove(); resolve(); };
@@ -209,8 +208,7 @@ class PythonRuntime extends EventTarget {
     const bytes = new Uint8Array(a.size);
     let decoded = 0;
     const per = a.wrapperSize / a.wrappers.length;
-    const charset = index.wrapperCharset || "x-user-defined";
-    const parts = a.wrappers.map((file, i) => limit(() => loadScript(this.baseURL + file, false, charset)).then(() => {
+    const parts = a.wrappers.map((file, i) => limit(() => loadScript(this.baseURL + file, false)).then(() => {
       const key = `${a.name}/${i}`;
       const text = store[key];
       delete store[key];

@@ -62,7 +62,8 @@ class RuntimeInfo:
 def prepare_python_runtime(dest: Path, *, cache_dir: Path, pyodide_dir: Path | None = None,
                            project_root: Path, allow_download: bool = True,
                            manifest_path: Path = MANIFEST_PATH, bundle: bool = True,
-                           compile_bytecode: bool = True, memory_snapshot_enabled: bool = True) -> RuntimeInfo:
+                           compile_bytecode: bool = True, memory_snapshot_enabled: bool = True,
+                           lazy_assets: dict[str, Path] | None = None) -> RuntimeInfo:
     """Write the verified Python runtime (http files + file:// wrappers + runtime-index.js) into `dest`.
 
     `cache_dir` is the build cache root (e.g. `.cache`); this step uses `<cache_dir>/pyodide/`.
@@ -71,6 +72,8 @@ def prepare_python_runtime(dest: Path, *, cache_dir: Path, pyodide_dir: Path | N
     `compile_bytecode` (default) ships the stdlib zip and the NumPy wheel with precompiled .pyc instead of
     .py (see `precompiled`); their sha256 in the index and lock are then those of the compiled files.
     `memory_snapshot_enabled` (default) adds a booted-interpreter heap snapshot (see `memory_snapshot`).
+    `lazy_assets` ({name: file}) ships more files the same way, marked `lazy` in the index: not loaded at boot,
+    fetched (http) or asked of the page (file://) when the worker needs one (worker.js, `assetBytes`).
     """
     manifest = load_manifest(manifest_path)
     version = manifest["pyodide_version"]
@@ -152,6 +155,10 @@ def prepare_python_runtime(dest: Path, *, cache_dir: Path, pyodide_dir: Path | N
                 packed_bytes = wheel_pack(data)
                 plan[i] = (pack_name(name), None, packed_bytes, sha256_bytes(packed_bytes))
             packs.append({"name": plan[i][0], "wheel": name})
+    lazy = set()
+    for name, path in (lazy_assets or {}).items():
+        plan.append((name, Path(path), None, stamps.sha256(Path(path))))
+        lazy.add(name)
     lock_bytes = (json.dumps(trimmed_lock(manifest, extra_lock), sort_keys=True, separators=(",", ":")) + "\n").encode()
     plan.append((LOCK_NAME, None, lock_bytes, sha256_bytes(lock_bytes)))
     # Index order is boot order: file:// loads the wrapper scripts one after another in this order (http
@@ -179,7 +186,7 @@ def prepare_python_runtime(dest: Path, *, cache_dir: Path, pyodide_dir: Path | N
                 copy_if_stale(part, wraps[-1])
         wsize = sum(w.stat().st_size for w in wraps)
         index_assets.append({"name": name, **record, "wrappers": [w.name for w in wraps], "wrapper": wraps[0].name,
-                             "wrapperSize": wsize})
+                             "wrapperSize": wsize, **({"lazy": True} if name in lazy else {})})
         info.asset_names.append(name)
         info.http_files += [w.name for w in wraps]
         wanted |= {w.name for w in wraps}

@@ -170,6 +170,20 @@ def test_prepare_writes_verified_http_and_file_assets(tmp_path: Path, cache_dir:
         assert (dest / f).is_file(), f
 
 
+def test_a_lazy_asset_gets_the_same_transport(tmp_path: Path, cache_dir: Path):
+    """An extra file (e.g. a wheel pack loaded on demand) ships as wrapper scripts like every other asset,
+    marked lazy in the index (the browser loads it only when the worker asks), and decodes to its bytes."""
+    extra = tmp_path / "extra.pack"
+    extra.write_bytes(bytes(range(256)) * 5000)  # compressible: its payload is its gzip
+    dest = tmp_path / "py"
+    _prepare(dest, cache_dir, bundle=False, lazy_assets={"extra.pack": extra})
+    entry = next(a for a in _index_of(dest)["assets"] if a["name"] == "extra.pack")
+    assert entry["lazy"] is True and entry["encoding"] == "gzip" and entry["decodedSize"] == 256 * 5000
+    assert _shipped(dest, "extra.pack").read_bytes() == extra.read_bytes()
+    assert not (dest / "extra.pack").exists()
+    assert not any(a.get("lazy") for a in _index_of(dest)["assets"] if a["name"] != "extra.pack")
+
+
 def test_trimmed_lock_has_exactly_our_packages(tmp_path: Path, cache_dir: Path):
     dest = tmp_path / "py"
     info = _prepare(dest, cache_dir, bundle=False)

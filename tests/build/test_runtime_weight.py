@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from builder.bundle import browser_data_prefix
+from builder.runtime import read_pack
 from builder.runtime.wrappers import b85_bytes, b85_literal, read_asset, wrapper_chunks, wrapper_payload
 from builder.zipsite import zip_site
 from tests.conftest import ROOT, build
@@ -73,6 +74,26 @@ def test_the_wrappers_carry_the_verified_distribution_bytes(site_with_python):
     assert gzip.decompress(payload)[:4] == b"\0asm"
     # five characters of script per four payload bytes, plus a line of JS per chunk
     assert wasm["wrapperSize"] < 1.26 * wasm["size"]
+
+
+def test_the_optional_packs_are_lazy_assets_of_the_same_transport(site_with_python):
+    """matplotlib & co. (builder/runtime/optional.py) ship like every asset — wrapper scripts, once — marked
+    lazy (no boot loads them); `optional.packages` only says which imports need which pack."""
+    py_dir = site_with_python / "assets" / "python"
+    index = _index(py_dir)
+    packages = index["optional"]["packages"]
+    assert "matplotlib" in packages, "the build's cache has the optional wheels (or downloads them)"
+    assert set(index["optional"]) == {"packages"}, "no second list of assets"
+    lazy = {a["name"]: a for a in index["assets"] if a.get("lazy")}
+    assert set(lazy) == {p["pack"] for p in packages.values()}
+    shipped = {}
+    for name, pkg in packages.items():
+        entry = lazy[pkg["pack"]]
+        assert entry["encoding"] is None  # a pack is gzip already: its payload is the pack itself
+        shipped[name] = {f for f, _ in read_pack(read_asset(py_dir, entry))}
+        # the pack holds the modules its imports name (a package folder, or a single module like six.py)
+        assert any(f.split("/")[0].split(".")[0] in pkg["imports"] for f in shipped[name]), name
+    assert shipped["matplotlib"] & {"matplotlib/pyplot.py", "matplotlib/pyplot.pyc"}
 
 
 def test_the_offline_package_holds_the_wrappers_once(site_with_python, tmp_path):

@@ -163,8 +163,8 @@ def test_prepare_writes_verified_http_and_file_assets(tmp_path: Path, cache_dir:
         assert len(data) == a["size"] and a["encoding"] in (None, "gzip")
         assert len(gzip.decompress(data) if a["encoding"] else data) == a["decodedSize"]
         assert sum((dest / w).stat().st_size for w in a["wrappers"]) == a["wrapperSize"]
-    assert info.http_bytes == sum(a["wrapperSize"] for a in index["assets"]) + len(index_js.encode())
-    assert info.file_bytes == sum(a["wrapperSize"] for a in index["assets"]) + len(index_js.encode())
+    first_load = sum(a["wrapperSize"] for a in index["assets"] if not a.get("lazy"))
+    assert info.http_bytes == info.file_bytes == first_load + len(index_js.encode())
     assert (dest / "python-runtime.js").is_file()
     for f in info.files:
         assert (dest / f).is_file(), f
@@ -176,12 +176,16 @@ def test_a_lazy_asset_gets_the_same_transport(tmp_path: Path, cache_dir: Path):
     extra = tmp_path / "extra.pack"
     extra.write_bytes(bytes(range(256)) * 5000)  # compressible: its payload is its gzip
     dest = tmp_path / "py"
-    _prepare(dest, cache_dir, bundle=False, lazy_assets={"extra.pack": extra})
+    info = _prepare(dest, cache_dir, bundle=False, lazy_assets={"extra.pack": extra})
     entry = next(a for a in _index_of(dest)["assets"] if a["name"] == "extra.pack")
     assert entry["lazy"] is True and entry["encoding"] == "gzip" and entry["decodedSize"] == 256 * 5000
     assert _shipped(dest, "extra.pack").read_bytes() == extra.read_bytes()
     assert not (dest / "extra.pack").exists()
     assert not any(a.get("lazy") for a in _index_of(dest)["assets"] if a["name"] != "extra.pack")
+    # not part of the first load: counted apart (the optional packs' bytes)
+    assert info.optional_bytes == info.optional_file_bytes == entry["wrapperSize"]
+    assert info.http_bytes == sum(a["wrapperSize"] for a in _index_of(dest)["assets"] if not a.get("lazy")) \
+        + (dest / "runtime-index.js").stat().st_size
 
 
 def test_trimmed_lock_has_exactly_our_packages(tmp_path: Path, cache_dir: Path):

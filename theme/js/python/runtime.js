@@ -123,7 +123,7 @@ class PythonRuntime extends EventTarget {
       this._progressListeners.add(options.onProgress);
       if (this._lastProgress) { try { options.onProgress(this._lastProgress); } catch (e) { console.error(e); } }
     }
-    if (!this._loadPromise) { this._mark("load"); this._startWorker(); }
+    if (!this._loadPromise) { this._mark("load"); this._loads = (this._loads || 0) + 1; this._startWorker(); }
     return this._loadPromise;
   }
 
@@ -152,7 +152,12 @@ class PythonRuntime extends EventTarget {
 
   prefetch() {
     if (this._loadPromise) return;
-    const go = () => { if (!this._loadPromise) this.load().catch((e) => console.warn("CoursePython prefetch:", e)); };
+    // Only if nothing has loaded meanwhile: a run's load that failed before the page was idle is not retried
+    // behind the reader's back (the next 运行 starts a fresh one).
+    const loads = this._loads || 0;
+    const go = () => {
+      if (!this._loadPromise && (this._loads || 0) === loads) this.load().catch((e) => console.warn("CoursePython prefetch:", e));
+    };
     if (typeof requestIdleCallback === "function") requestIdleCallback(go, { timeout: 5000 });
     else setTimeout(go, 1500);
   }

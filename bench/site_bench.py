@@ -251,13 +251,13 @@ async (index) => {
   const ms = await done;
   // the worker fetches the packs (not in this page's Resource Timing): the bytes of their wrapper scripts from
   // the runtime index (lazy assets), for matplotlib and everything it depends on
-  const index = Course.python.index;
-  const packages = (index.optional || {}).packages || {};
+  const runtimeIndex = Course.python.index;
+  const packages = (runtimeIndex.optional || {}).packages || {};
   const need = new Set();
   const visit = (n) => { if (!packages[n] || need.has(n)) return; need.add(n); packages[n].depends.forEach(visit); };
   visit('matplotlib');
   const packs = new Set([...need].map((n) => packages[n].pack));
-  const bytes = index.assets.filter((a) => a.lazy && packs.has(a.name)).reduce((s, a) => s + a.wrapperSize, 0);
+  const bytes = runtimeIndex.assets.filter((a) => a.lazy && packs.has(a.name)).reduce((s, a) => s + a.wrapperSize, 0);
   return {ms, bytes};
 }
 """

@@ -8,10 +8,13 @@ For every page, over http (127.0.0.1) and file://, as medians of --runs fresh-pr
   Shift, main-thread long tasks.
 For the Python cells (first page with code cells): bytes downloaded on the first Run, click → first
 output cold (fresh profile) and warm (same profile, new page), the longest main-thread task while
-Python loads, and 停止 → ready again.
+Python loads, and 停止 → ready again.  With --python-phone also the phone profile (390×844, CPU throttled
+4× with CDP Emulation.setCPUThrottlingRate): click → first output cold and warm.
+The offline weight: bytes of site/ (and of its assets/python/) and of the offline package (`zip_site`,
+what `make zip` writes), always.
 Prints a table and writes bench/out/site_bench.json.
 
-    .venv/bin/python bench/site_bench.py [--runs 5] [--no-build] [--site DIR]
+    .venv/bin/python bench/site_bench.py [--runs 5] [--no-build] [--site DIR] [--python-phone]
 
 --phone: the phone profile instead (issue 19): every page of the course (content/*.md), over http from
 127.0.0.1, in a 390x844 touch viewport with the CPU slowed 4x (CDP Emulation.setCPUThrottlingRate); per page,
@@ -254,14 +257,15 @@ async (index) => {
   });
   cell.querySelector('[data-action="run"]').click();
   const ms = await done;
-  // the worker fetches the packs (not in this page's Resource Timing): their sizes from the runtime index,
-  // for matplotlib and everything it depends on
-  const opt = Course.python.index.optional || {assets: [], packages: {}};
+  // the worker fetches the packs (not in this page's Resource Timing): the bytes of their wrapper scripts from
+  // the runtime index (lazy assets), for matplotlib and everything it depends on
+  const runtimeIndex = Course.python.index;
+  const packages = (runtimeIndex.optional || {}).packages || {};
   const need = new Set();
-  const visit = (n) => { if (!opt.packages[n] || need.has(n)) return; need.add(n); opt.packages[n].depends.forEach(visit); };
+  const visit = (n) => { if (!packages[n] || need.has(n)) return; need.add(n); packages[n].depends.forEach(visit); };
   visit('matplotlib');
-  const packs = new Set([...need].map((n) => opt.packages[n].pack));
-  const bytes = opt.assets.filter((a) => packs.has(a.name)).reduce((s, a) => s + a.size, 0);
+  const packs = new Set([...need].map((n) => packages[n].pack));
+  const bytes = runtimeIndex.assets.filter((a) => a.lazy && packs.has(a.name)).reduce((s, a) => s + a.wrapperSize, 0);
   return {ms, bytes};
 }
 """
@@ -296,6 +300,59 @@ def measure_figure(new_context, url: str, index: int, runs: int) -> dict:
         cleanup()
     med = statistics.median
     return {"cold_ms": med(cold), "warm_ms": med(warm), "matplotlib_bytes": extra, "samples": {"cold": cold, "warm": warm}}
+
+
+PHONE_VIEWPORT = {"width": 390, "height": 844}
+PHONE_CPU_SLOWDOWN = 4
+
+
+def throttle(context, page, rate: float = PHONE_CPU_SLOWDOWN) -> None:
+    """The mobile-lab CPU: CDP Emulation.setCPUThrottlingRate on this page (set before it navigates)."""
+    context.new_cdp_session(page).send("Emulation.setCPUThrottlingRate", {"rate": rate})
+
+
+def measure_python_phone(playwright, url: str, runs: int) -> dict:
+    """Click → first output under the phone profile, cold (new on-disk profile) and warm (same profile, new
+    page), like `measure_python` but at 390×844 with the CPU slowed down 4×."""
+    cold, warm = [], []
+    exe = chromium_executable()
+    for _ in range(runs):
+        user_dir = tempfile.mkdtemp(prefix="bench-phone-")
+        context = playwright.chromium.launch_persistent_context(
+            user_dir, **({"executable_path": exe} if exe else {}), args=CHROMIUM_ARGS, viewport=PHONE_VIEWPORT,
+            is_mobile=True, has_touch=True, locale="zh-CN", service_workers="block")
+        try:
+            page = context.pages[0] if context.pages else context.new_page()
+            page.add_init_script(INIT_SCRIPT)
+            throttle(context, page)
+            page.goto(url, wait_until="load")
+            cold.append(page.evaluate(RUN_FIRST_CELL, 0)["ms"])
+            page.wait_for_timeout(1500)  # the inflated bytes are stored once Python is up (unpacker.js)
+            page.close()
+            page2 = context.new_page()
+            page2.add_init_script(INIT_SCRIPT)
+            throttle(context, page2)
+            page2.goto(url, wait_until="load")
+            warm.append(page2.evaluate(RUN_FIRST_CELL, 0)["ms"])
+        finally:
+            context.close()
+            shutil.rmtree(user_dir, ignore_errors=True)
+    med = statistics.median
+    return {"cold_ms": med(cold), "warm_ms": med(warm), "samples": {"cold": cold, "warm": warm},
+            "viewport": PHONE_VIEWPORT, "cpu_slowdown": PHONE_CPU_SLOWDOWN}
+
+
+def offline_weight(site: Path) -> dict:
+    """Bytes of the built site, of its Python runtime folder, and of the offline package (`make zip`)."""
+    from builder.zipsite import zip_site
+
+    def tree(folder: Path) -> int:
+        return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
+
+    with tempfile.TemporaryDirectory(prefix="bench-zip-") as tmp:
+        zip_bytes = zip_site(site, Path(tmp) / "attention-course.zip").stat().st_size
+    py = site / "assets" / "python"
+    return {"site_bytes": tree(site), "python_bytes": tree(py) if py.is_dir() else 0, "zip_bytes": zip_bytes}
 
 
 def median_load(browser, url: str, runs: int, site: Path) -> dict:
@@ -466,6 +523,8 @@ def main() -> int:
     ap.add_argument("--figure-only", action="store_true", help="only click → first matplotlib figure (http)")
     ap.add_argument("--phone", action="store_true", help="the phone profile (4x CPU slowdown, 390x844) instead")
     ap.add_argument("--page", action="append", default=None, help="with --phone: only this page (repeatable)")
+    ap.add_argument("--python-phone", action="store_true",
+                    help="also measure the Python cells under the phone profile (390×844, CPU 4× slower)")
     args = ap.parse_args()
     if args.phone and args.out == ap.get_default("out"):
         args.out = ROOT / "bench" / "out" / "site_bench_phone.json"
@@ -511,9 +570,13 @@ def main() -> int:
                 report["python"][scheme] = measure_python(
                     lambda: python_context(p, browser, args.python_profile), base + cell_page, args.runs, site)
             report["python"]["page"] = cell_page
+            if args.python_phone:
+                report["python_phone"] = {scheme: measure_python_phone(p, base + cell_page, args.runs)
+                                          for scheme, base in bases.items()}
         browser.close()
     server.shutdown()
     report["machine"]["loadavg_end"] = os.getloadavg()
+    report["weight"] = offline_weight(site)
 
     lines = ["| page | via | first view KB raw / gzip (excl. Pyodide) | fonts KB | DCL ms | widget ready ms after DCL | CLS | long tasks (max ms) |",
              "| --- | --- | --- | --- | --- | --- | --- | --- |"]
@@ -542,6 +605,16 @@ def main() -> int:
                       f"{f['matplotlib_bytes'] / 1e6:.2f} MB; click → first figure cold {f['cold_ms'] / 1000:.2f} s "
                       f"(budget {BUDGETS['first_figure_cold_s']} s), warm {f['warm_ms'] / 1000:.2f} s "
                       f"(budget {BUDGETS['first_figure_warm_s']} s)"]
+    if report.get("python_phone"):
+        lines += ["", f"Python cells under the phone profile ({PHONE_VIEWPORT['width']}×{PHONE_VIEWPORT['height']}, "
+                      f"CPU {PHONE_CPU_SLOWDOWN}× slower), medians of {args.runs}:", "",
+                  "| via | click → first output cold | warm |", "| --- | --- | --- |"]
+        for scheme, m in report["python_phone"].items():
+            lines.append(f"| {scheme} | {m['cold_ms'] / 1000:.2f} s | {m['warm_ms'] / 1000:.2f} s |")
+    w = report["weight"]
+    lines += ["", "| offline weight | MB |", "| --- | --- |",
+              f"| site/ | {w['site_bytes'] / 1e6:.1f} |", f"| site/assets/python/ | {w['python_bytes'] / 1e6:.1f} |",
+              f"| offline package (make zip) | {w['zip_bytes'] / 1e6:.1f} |"]
     table = "\n".join(lines)
     print(table)
     report["table"] = table

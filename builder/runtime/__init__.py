@@ -1,6 +1,6 @@
 """The self-hosted Python runtime of the code cells (Pyodide + NumPy + attention_core), one module per job:
 verify (manifest, hashes) · wheels (NumPy, attention_core, packs) · precompile (bytecode) · snapshot (heap
-snapshot) · wrappers (file:// scripts) · bundle (python-runtime.js) · prepare (all of it into assets/python/)
+snapshot) · wrappers (each asset's one shipped form: scripts read over http and file://) · bundle (python-runtime.js) · prepare (all of it into assets/python/)
 · completions (the editor's NumPy autocomplete data).  Import from here, not from the modules."""
 from .bundle import RUNTIME_JS_NAME, bundle_python_runtime
 from .cell_env import cell_runtime

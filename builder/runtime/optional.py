@@ -8,8 +8,10 @@ a cell never needs (the manifest's `strip` globs: tests, sample data, GUI backen
 matplotlib pack gains the course's CJK font (a subset of Noto Sans CJK SC, `cjk_font`) and a font list
 (`fontlist.json`, which matplotlib reads instead of scanning its fonts) that names exactly the fonts it ships.
 
-Which pack a cell needs is data: each package's `imports` and `depends` go into the runtime index
-(`optional`); the worker resolves them from the cell's imports (theme/js/python/worker.js).
+The packs ship like every runtime asset, once, as wrapper scripts (wrappers.py), marked `lazy` in the runtime
+index (prepare.py), so no boot loads them.  Which pack a cell needs is data: each package's pack, `imports` and
+`depends` go into the index (`optional.packages`); the worker resolves them from the cell's imports and loads
+the packs through the same transport (theme/js/python/worker.js, `loadOptional`).
 """
 from __future__ import annotations
 

@@ -2,13 +2,17 @@
 
 `prepare_python_runtime()` fills `site/assets/python/` with
 
-* the http path: `pyodide.js`, `pyodide.asm.js`, `pyodide.asm.wasm`, `python_stdlib.zip`, a trimmed
+* the assets `pyodide.js`, `pyodide.asm.js`, `pyodide.asm.wasm`, `python_stdlib.zip`, a trimmed
   `pyodide-lock.json` (numpy + attention-core only), a memory snapshot of a booted interpreter
   (`python-snapshot-<key>.snap`, see snapshot.py), and the NumPy and attention_core wheels as
-  packs (`*.pack`, see wheels.py, `wheel_pack`) that the worker unpacks with the browser's native inflate;
-* the file:// path: for each of those classic-script wrappers `<name>.<i>.js` (see wrappers.py);
-* `runtime-index.js`: `Course.python.index = {...}` listing the assets with size, sha256 and wrapper
-  chunk names (loaded by `<script>` in both modes, so the runtime knows what to load and how big it is).
+  packs (`*.pack`, see wheels.py, `wheel_pack`) that the worker unpacks with the browser's native inflate,
+  and the optional packs (matplotlib & co., optional.py) that only a cell importing them loads (`lazy`) —
+  each shipped once, as classic-script wrappers `<name>.<i>.js` that http and file:// both read (wrappers.py);
+* `runtime-index.js`: `Course.python.index = {...}` listing the assets with their payload's size, sha256 and
+  encoding (gzip or none), and wrapper chunk names (loaded by `<script>` in both modes, so the runtime knows
+  what to load and how big it is), `lazy: true` on the assets no boot loads, and under `optional.packages`
+  each optional package's pack, wheel, imports and depends.  Any asset added to the plan below gets this
+  transport.
 
 Every copied asset is checked against the manifest first (verify.py).
 """
@@ -30,7 +34,8 @@ from .verify import (MANIFEST_PATH, STAMP_NAME, HashStamps, RuntimeAssetError, c
                      numpy_spec, pyodide_fix_hint, sha256_bytes)
 from .wheels import (build_wheel_bytes, cached_pack, ensure_numpy_wheel, lock_entry_for_wheel, pack_name,
                      package_imports, project_version, trimmed_lock, wheel_pack)
-from .wrappers import WRAPPER_CHUNK, cached_wrappers, wrapper_chunks, wrapper_name
+from .wrappers import (WRAPPER_CHUNK, WRAPPER_ENCODING, cached_wrappers, encode_payload, payload_record,
+                       wrapper_chunks, wrapper_name)
 
 LOCK_NAME = "pyodide-lock.json"
 INDEX_NAME = "runtime-index.js"
@@ -41,12 +46,15 @@ class RuntimeInfo:
     pyodide_version: str
     files: list[str] = field(default_factory=list)
     """Names (relative to dest) of every file this step wrote or kept up to date."""
+    asset_names: list[str] = field(default_factory=list)
+    """The runtime's assets, in index (boot) order; each ships once, as wrapper scripts (wrappers.py)."""
     http_files: list[str] = field(default_factory=list)
+    """The files both transports read: every asset's wrapper scripts (the same list as file_protocol_files)."""
     file_protocol_files: list[str] = field(default_factory=list)
     http_bytes: int = 0
     """Bytes a browser downloads on first load over http (without python-runtime.js itself)."""
     file_bytes: int = 0
-    """Bytes read on first load from file:// (the .js wrappers, without python-runtime.js itself)."""
+    """Bytes read on first load from file:// (the same wrapper scripts as http)."""
     attention_core_wheel: str | None = None
     numpy_wheel: str = ""
     bytecode: bool = False
@@ -54,8 +62,10 @@ class RuntimeInfo:
     snapshot: str | None = None
     """File name of the memory snapshot the worker restores instead of starting CPython (see `memory_snapshot`)."""
     optional_bytes: int = 0
-    """Bytes of the optional packs (matplotlib & co.), downloaded only by a cell that imports them (http)."""
+    """Bytes of the lazy assets' wrapper scripts (the optional packs: matplotlib & co.), read only when a cell
+    needs them — not part of http_bytes / file_bytes."""
     optional_file_bytes: int = 0
+    """The same bytes over file:// (the same wrapper scripts)."""
     optional_report: dict = field(default_factory=dict)
     """{package: {files, bytes, stripped_files, stripped_bytes}} (see optional.py)."""
 
@@ -64,7 +74,8 @@ def prepare_python_runtime(dest: Path, *, cache_dir: Path, pyodide_dir: Path | N
                            project_root: Path, allow_download: bool = True,
                            manifest_path: Path = MANIFEST_PATH, bundle: bool = True,
                            compile_bytecode: bool = True, memory_snapshot_enabled: bool = True,
-                           optional_packages: bool = True) -> RuntimeInfo:
+                           optional_packages: bool = True,
+                           lazy_assets: dict[str, Path] | None = None) -> RuntimeInfo:
     """Write the verified Python runtime (http files + file:// wrappers + runtime-index.js) into `dest`.
 
     `cache_dir` is the build cache root (e.g. `.cache`); this step uses `<cache_dir>/pyodide/`.
@@ -74,7 +85,9 @@ def prepare_python_runtime(dest: Path, *, cache_dir: Path, pyodide_dir: Path | N
     .py (see `precompiled`); their sha256 in the index and lock are then those of the compiled files.
     `memory_snapshot_enabled` (default) adds a booted-interpreter heap snapshot (see `memory_snapshot`).
     `optional_packages` (default) adds the packs loaded only by cells that import them (matplotlib & co.,
-    optional.py), listed in the index under `optional`.
+    optional.py): lazy assets (below), their imports and dependencies listed in the index under `optional`.
+    `lazy_assets` ({name: file}) ships more files the same way, marked `lazy` in the index: not loaded at boot,
+    fetched (http) or asked of the page (file://) when the worker needs one (worker.js, `assetBytes`).
     """
     manifest = load_manifest(manifest_path)
     version = manifest["pyodide_version"]
@@ -156,15 +169,19 @@ def prepare_python_runtime(dest: Path, *, cache_dir: Path, pyodide_dir: Path | N
                 packed_bytes = wheel_pack(data)
                 plan[i] = (pack_name(name), None, packed_bytes, sha256_bytes(packed_bytes))
             packs.append({"name": plan[i][0], "wheel": name})
-    # Optional packs (matplotlib & co., optional.py): written like every other asset (same copy + file://
-    # wrappers below) but listed apart in the index (`optional`), so that no boot loads them.
+    # Lazy assets: shipped like every other asset (the same wrapper scripts below) but marked `lazy` in the index,
+    # so that no boot loads them; the worker asks for one when it needs it.  The optional packs (matplotlib & co.,
+    # optional.py) are such assets; the index's `optional.packages` says which imports need which pack.
     optional = optional_packs(cache_root, manifest, allow_download=allow_download, stamps=stamps,
                               pyodide_dir=src_dir if compile_bytecode else None) if optional_packages else []
-    lazy_names = set()
+    lazy_files = {opt["pack"].name: opt["pack"] for opt in optional}
+    lazy_files.update(lazy_assets or {})
     for opt in optional:
-        plan.append((opt["pack"].name, opt["pack"], None, stamps.sha256(opt["pack"])))
-        lazy_names.add(opt["pack"].name)
         info.optional_report[opt["name"]] = opt["report"]
+    lazy = set()
+    for name, path in lazy_files.items():
+        plan.append((name, Path(path), None, stamps.sha256(Path(path))))
+        lazy.add(name)
     lock_bytes = (json.dumps(trimmed_lock(manifest, extra_lock), sort_keys=True, separators=(",", ":")) + "\n").encode()
     plan.append((LOCK_NAME, None, lock_bytes, sha256_bytes(lock_bytes)))
     # Index order is boot order: file:// loads the wrapper scripts one after another in this order (http
@@ -174,39 +191,35 @@ def prepare_python_runtime(dest: Path, *, cache_dir: Path, pyodide_dir: Path | N
     plan.sort(key=lambda p: first.index(p[0]) if p[0] in first else len(first))
 
     index_assets = []
-    lazy_assets = []
     wanted = {INDEX_NAME, RUNTIME_JS_NAME}
     for name, src, data, digest in plan:
-        out = dest / name
+        # One shipped form per asset, for http and file:// alike: its wrapper scripts (wrappers.py).
         if src is None:  # generated at build time (small)
-            write_if_changed(out, data)
+            payload, encoding = encode_payload(data)
+            record = payload_record(data, payload, encoding)
             wraps = []
-            for i, chunk in enumerate(wrapper_chunks(name, data)):
+            for i, chunk in enumerate(wrapper_chunks(name, payload)):
                 wraps.append(dest / wrapper_name(name, i))
                 write_if_changed(wraps[-1], chunk)
         else:
-            copy_if_stale(src, out)
+            parts, record = cached_wrappers(cache_root, name, src, digest, stamps)
             wraps = []
-            for part in cached_wrappers(cache_root, name, src, digest, stamps):
+            for part in parts:
                 wraps.append(dest / part.name)
                 copy_if_stale(part, wraps[-1])
-        size, wsize = out.stat().st_size, sum(w.stat().st_size for w in wraps)
-        record = {"name": name, "size": size, "sha256": digest,
-                  "wrappers": [w.name for w in wraps], "wrapper": wraps[0].name, "wrapperSize": wsize}
-        if name in lazy_names:
-            lazy_assets.append(record)
-            info.optional_bytes += size
-            info.optional_file_bytes += wsize
-            info.http_files.append(name)
-            info.file_protocol_files += [w.name for w in wraps]
-            wanted |= {name, *(w.name for w in wraps)}
-            continue
-        index_assets.append(record)
-        info.http_files.append(name)
-        info.file_protocol_files += [w.name for w in wraps]
-        wanted |= {name, *(w.name for w in wraps)}
-        info.http_bytes += size
-        info.file_bytes += wsize
+        wsize = sum(w.stat().st_size for w in wraps)
+        index_assets.append({"name": name, **record, "wrappers": [w.name for w in wraps], "wrapper": wraps[0].name,
+                             "wrapperSize": wsize, **({"lazy": True} if name in lazy else {})})
+        info.asset_names.append(name)
+        info.http_files += [w.name for w in wraps]
+        wanted |= {w.name for w in wraps}
+        if name in lazy:
+            info.optional_bytes += wsize
+        else:
+            info.http_bytes += wsize
+    info.file_protocol_files = list(info.http_files)
+    info.file_bytes = info.http_bytes
+    info.optional_file_bytes = info.optional_bytes
 
     # Remove what an earlier build wrote and this one does not (other attention_core versions, old wrappers).
     ours = tuple(p[0] for p in plan) + ("attention_core-", SNAPSHOT_PREFIX, np_name[:-len(".whl")]) \
@@ -217,15 +230,14 @@ def prepare_python_runtime(dest: Path, *, cache_dir: Path, pyodide_dir: Path | N
 
     index = {"version": version, "assets": index_assets, "packages": packages, "imports": imports,
              "snapshot": snapshot_entry, "env": SNAPSHOT_ENV, "packs": packs,
-             "lockFile": LOCK_NAME, "wrapperChunkChars": WRAPPER_CHUNK,
-             "optional": {"assets": lazy_assets,
-                          "packages": {o["name"]: {"pack": o["pack"].name, "wheel": o["wheel"], "imports": o["imports"],
+             "lockFile": LOCK_NAME, "wrapperChunkBytes": WRAPPER_CHUNK, "wrapperEncoding": WRAPPER_ENCODING,
+             "optional": {"packages": {o["name"]: {"pack": o["pack"].name, "wheel": o["wheel"], "imports": o["imports"],
                                                    "depends": o["depends"]} for o in optional}}}
     index_bytes = browser_data_script("python", "index", json.dumps(index, sort_keys=True, separators=(",", ":")))
     write_if_changed(dest / INDEX_NAME, index_bytes)
     info.http_bytes += len(index_bytes)
     info.file_bytes += len(index_bytes)
-    info.files = [INDEX_NAME] + info.http_files + info.file_protocol_files
+    info.files = [INDEX_NAME] + info.http_files
     stamps.save()
     if bundle:
         bundle_python_runtime(dest, root=project_root)

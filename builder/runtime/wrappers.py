@@ -1,46 +1,139 @@
-"""The file:// wrappers: each asset as classic scripts `<name>.<i>.js`, each registering ≤ 512 KB of its
-bytes as base64 in `Course.python.assets["<name>/<i>"]` — Chromium blocks fetch/XHR/import()/Worker(url) on
-file:// but `<script src>` works, and small chunks keep every main-thread parse task short."""
+"""The one shipped form of every runtime asset, read over http and over file:// alike: classic scripts
+`<name>.<i>.js`, each registering ≤ 512 KiB of the asset's *payload* (its bytes, gzip-compressed when that
+saves ≥ 10 %) as a base-85 string literal (RFC 1924's alphabet, Python's `base64.b85encode`) in
+`Course.python.assets["<name>/<i>"]`.
+
+Why scripts: Chromium blocks fetch/XHR/import()/Worker(url) on file:// but `<script src>` works; small
+chunks keep every main-thread parse task short (a single 13 MB literal took ~200 ms).  Why base 85: +25 %
+instead of base64's +33 % (the previous form, shipped next to a binary copy for http: 59 MB of site), and
+still plain ASCII without `"`, `\\` or line breaks — Chromium parses ASCII scripts off the main thread.
+(Tried first: the payload bytes themselves in the literal, read as `<script charset="x-user-defined">`,
++1.6 %: such scripts are parsed on the main thread, one 60–400 ms long task per chunk, and file:// took 3× longer.)
+
+Over http the workers fetch the same files and decode the literal straight from their bytes (theme/js/python/
+transport.js: the characters between the first `]="` and the last `"`) — no second copy of any asset.  The
+runtime index carries the sha256 of each payload: it is checked before the payload is inflated or used, on
+both transports.
+"""
 from __future__ import annotations
 
 import base64
+import gzip
 import json
 from pathlib import Path
+
+import numpy as np
 
 from builder.bundle import browser_namespace
 
 from .files import write_if_changed
 from .verify import HashStamps, RuntimeAssetError, sha256_bytes
 
-WRAPPER_FORMAT = "course-global"  # part of the cache folder's name: change it whenever a wrapper's text changes
+WRAPPER_FORMAT = "course-b85"  # part of the cache folder's name: change it whenever a wrapper's text changes
 WRAPPER_CHUNK = 1 << 19
-"""Base64 characters per file:// wrapper script: parsing one 512 KB string literal takes a few ms, so no
-main-thread task gets long (a single 13 MB literal took ~200 ms).  A multiple of 4: each chunk decodes alone."""
+"""Payload bytes per wrapper script (the last one of an asset holds the rest; a multiple of 4, so each chunk
+decodes alone).  Parsing one 640 KiB literal takes a few ms, so no main-thread task gets long on file://."""
+WRAPPER_ENCODING = "b85"
+GZIP_MIN_SAVING = 0.10
+"""An asset's payload is its gzip (level 9) when that is at least this much smaller; otherwise the asset as it is
+(the stdlib zip, the gzip snapshot and wheel packs hardly shrink)."""
+
+_B85 = np.frombuffer(b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz!#$%&()*+-;<=>?@^_`{|}~", np.uint8)
 
 
-def wrapper_chunks(name: str, data: bytes, chunk: int = WRAPPER_CHUNK) -> list[bytes]:
-    """The file:// wrapper scripts of one asset: chunk i registers `Course.python.assets["<name>/<i>"]` = base64."""
-    assert chunk % 4 == 0
-    b64 = base64.b64encode(data)
+def b85_literal(data: bytes) -> bytes:
+    """`base64.b85encode(data)` (no padding: a last group of n < 4 bytes is n + 1 characters), vectorised
+    (the pure-Python one takes ~1 s per MB)."""
+    full = len(data) - len(data) % 4
+    words = np.frombuffer(data[:full], dtype=">u4").astype(np.uint64)
+    digits = np.empty((len(words), 5), np.uint8)
+    for k in range(4, -1, -1):
+        digits[:, k] = words % 85
+        words //= 85
+    return _B85[digits].tobytes() + base64.b85encode(data[full:])
+
+
+_B85_VALUE = np.full(256, 255, np.uint8)
+_B85_VALUE[_B85] = np.arange(85, dtype=np.uint8)
+
+
+def b85_bytes(text: bytes) -> bytes:
+    """The inverse of `b85_literal` (what transport.js does), vectorised; refuses characters outside the alphabet."""
+    full = len(text) - len(text) % 5
+    values = _B85_VALUE[np.frombuffer(text[:full], np.uint8)]
+    if (values == 255).any():
+        raise ValueError("not base-85 text")
+    groups = values.reshape(-1, 5).astype(np.uint64)
+    words = (((groups[:, 0] * 85 + groups[:, 1]) * 85 + groups[:, 2]) * 85 + groups[:, 3]) * 85 + groups[:, 4]
+    if (words > 0xFFFFFFFF).any():
+        raise ValueError("base-85 group out of range")
+    return words.astype(">u4").tobytes() + base64.b85decode(text[full:])
+
+
+def _store_prefix(name: str) -> bytes:
     key = json.dumps(name)[:-1]  # '"name' — the closing quote comes after "/<i>"
-    store = f"(function(p){{(p.assets=p.assets||{{}})[{key}".encode()
-    return [store + f'/{i}"]="'.encode() + b64[off:off + chunk] + f'"}})({browser_namespace("python")});\n'.encode()
-            for i, off in enumerate(range(0, max(len(b64), 1), chunk))]
+    return f"(function(p){{(p.assets=p.assets||{{}})[{key}".encode()
+
+
+_SUFFIX = f'"}})({browser_namespace("python")});\n'.encode()
+assert _SUFFIX.count(b'"') == 1, "the literal ends at the file's last quote (transport.js relies on it)"
+
+
+def wrapper_chunks(name: str, payload: bytes, chunk: int = WRAPPER_CHUNK) -> list[bytes]:
+    """The wrapper scripts of one payload: script i registers `Course.python.assets["<name>/<i>"]`."""
+    assert chunk % 4 == 0
+    store = _store_prefix(name)
+    return [store + f'/{i}"]="'.encode() + b85_literal(payload[off:off + chunk]) + _SUFFIX
+            for i, off in enumerate(range(0, max(len(payload), 1), chunk))]
+
+
+def wrapper_payload(script: bytes) -> bytes:
+    """The payload bytes one wrapper script carries (what transport.js does in the browser)."""
+    start = script.index(b']="') + 3
+    return b85_bytes(script[start:script.rindex(b'"')])
 
 
 def wrapper_name(name: str, i: int) -> str:
     return f"{name}.{i}.js"
 
 
-def cached_wrappers(cache_root: Path, name: str, src: Path, digest: str, stamps: HashStamps) -> list[Path]:
-    """The file:// wrapper chunks of a verified asset, built once into the cache (base64 of 16 MB costs ~0.1 s)."""
+def encode_payload(data: bytes) -> tuple[bytes, str | None]:
+    """(payload, encoding): gzip of `data` (deterministic: no name, mtime 0) if that saves enough, else `data`."""
+    packed = gzip.compress(data, compresslevel=9, mtime=0)
+    if len(packed) <= len(data) * (1 - GZIP_MIN_SAVING):
+        return packed, "gzip"
+    return data, None
+
+
+def decode_payload(payload: bytes, encoding: str | None) -> bytes:
+    return gzip.decompress(payload) if encoding == "gzip" else payload
+
+
+def read_asset(folder: Path, entry: dict) -> bytes:
+    """An asset's bytes as the browser ends up with them, from its wrapper scripts in `folder` and its runtime
+    index entry (tests, tools)."""
+    payload = b"".join(wrapper_payload((folder / w).read_bytes()) for w in entry["wrappers"])
+    if sha256_bytes(payload) != entry["sha256"]:
+        raise RuntimeAssetError(f"{folder}/{entry['wrappers'][0]}: sha256 {sha256_bytes(payload)}, expected {entry['sha256']}",
+                                expected=entry["sha256"], actual=sha256_bytes(payload))
+    return decode_payload(payload, entry.get("encoding"))
+
+
+def payload_record(data: bytes, payload: bytes, encoding: str | None) -> dict:
+    return {"size": len(payload), "sha256": sha256_bytes(payload), "encoding": encoding, "decodedSize": len(data)}
+
+
+def cached_wrappers(cache_root: Path, name: str, src: Path, digest: str, stamps: HashStamps) -> tuple[list[Path], dict]:
+    """The wrapper scripts of the verified asset file `src` and their
+    record {"size", "sha256", "encoding", "decodedSize"} (of the payload), built once into the cache (gzip -9
+    of the 10 MB wasm costs ~1 s)."""
     folder = cache_root / "wrappers" / f"{name}.{digest[:16]}.{WRAPPER_CHUNK}.{WRAPPER_FORMAT}"
     done = folder / "chunks.json"
     try:
-        count = json.loads(done.read_text("utf-8"))["count"]
-        parts = [folder / wrapper_name(name, i) for i in range(count)]
+        record = json.loads(done.read_text("utf-8"))
+        parts = [folder / wrapper_name(name, i) for i in range(record["count"])]
         if stamps.get(done, "src") == digest and all(p.is_file() for p in parts):
-            return parts
+            return parts, record["payload"]
     except (OSError, ValueError, KeyError):
         pass
     data = src.read_bytes()
@@ -48,11 +141,13 @@ def cached_wrappers(cache_root: Path, name: str, src: Path, digest: str, stamps:
     if actual != digest:  # changed since it was hashed a moment ago
         raise RuntimeAssetError(f"{src}: changed while building its wrapper (sha256 {actual}, expected {digest})",
                                 file=src, expected=digest, actual=actual)
+    payload, encoding = encode_payload(data)
+    record = payload_record(data, payload, encoding)
     folder.mkdir(parents=True, exist_ok=True)
-    chunks = wrapper_chunks(name, data)
+    chunks = wrapper_chunks(name, payload)
     parts = [folder / wrapper_name(name, i) for i in range(len(chunks))]
     for part, chunk in zip(parts, chunks):
         write_if_changed(part, chunk)
-    write_if_changed(done, json.dumps({"count": len(chunks)}).encode())
+    write_if_changed(done, json.dumps({"count": len(chunks), "payload": record}).encode())
     stamps.put(done, src=digest)
-    return parts
+    return parts, record

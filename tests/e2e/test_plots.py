@@ -68,8 +68,15 @@ def run_cell(page, cell: str, timeout: float = 180_000) -> str:
 
 
 def optional_asset_names(page) -> list[str]:
+    """The optional packs' asset names: lazy assets of the runtime index (one transport for every asset)."""
     page.wait_for_function("!!(Course.python && Course.python.index)")
-    return page.evaluate("Course.python.index.optional.assets.map(a => a.name)")
+    return page.evaluate("""() => {
+      const index = Course.python.index;
+      const packs = new Set(Object.values(index.optional.packages).map((p) => p.pack));
+      const assets = index.assets.filter((a) => packs.has(a.name));
+      if (assets.length !== packs.size || !assets.every((a) => a.lazy)) throw new Error("optional packs not lazy assets");
+      return assets.map((a) => a.name);
+    }""")
 
 
 def test_a_matplotlib_cell_draws_a_figure_and_shows_the_download(page):

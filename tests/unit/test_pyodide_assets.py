@@ -3,6 +3,7 @@ the file:// wrappers, and the in-worker cell executor (run under CPython here)."
 from __future__ import annotations
 
 import base64
+import gzip
 import hashlib
 import importlib.util
 import json
@@ -19,6 +20,7 @@ from tests.conftest import ROOT, TEST_CACHE  # noqa: E402
 
 from builder import runtime  # noqa: E402
 from builder.bundle import browser_data_prefix, browser_namespace  # noqa: E402
+from builder.runtime.wrappers import read_asset, wrapper_payload  # noqa: E402
 
 MANIFEST = runtime.load_manifest()
 NPM_DIR = ROOT / "node_modules" / "pyodide"
@@ -55,21 +57,36 @@ def _sha(p: Path) -> str:
     return hashlib.sha256(p.read_bytes()).hexdigest()
 
 
+def _index_of(dest: Path) -> dict:
+    index_js = (dest / "runtime-index.js").read_text("utf-8")
+    return json.loads(index_js[len(browser_data_prefix("python", "index")):].rstrip().rstrip(";"))
+
+
 def _unwrap(paths: list[Path]) -> tuple[set[str], bytes]:
-    """The asset names the wrapper chunks register (without "/<i>") and the bytes they carry, in order."""
-    prefix = "(function(p){(p.assets=p.assets||{})["
-    suffix = f"}})({browser_namespace('python')});\n"  # Course.python.assets[...] = base64
+    """The asset names the wrapper chunks register (without "/<i>") and the payload bytes they carry, in order."""
+    prefix = b"(function(p){(p.assets=p.assets||{})["
+    suffix = ('"})(' + browser_namespace('python') + ');\n').encode()  # Course.python.assets[...] = "<payload>"
     names, data = set(), b""
     for i, path in enumerate(paths):
-        text = path.read_text("ascii")
-        assert text.startswith(prefix) and text.endswith(suffix)
-        assert len(text) <= runtime.WRAPPER_CHUNK + 300, "each chunk stays small (short parse task)"
-        key_json, _, value = text[len(prefix):-len(suffix)].partition("]=")
+        script = path.read_bytes()
+        assert script.startswith(prefix) and script.endswith(suffix)
+        assert len(script) <= 1.25 * runtime.WRAPPER_CHUNK + 300, "each chunk stays small (short parse task)"
+        key_json, _, _ = script[len(prefix):].partition(b"]=")
         name, _, index = json.loads(key_json).rpartition("/")
         assert index == str(i)
         names.add(name)
-        data += base64.b64decode(json.loads(value))
+        data += wrapper_payload(script)
     return names, data
+
+
+def _shipped(dest: Path, name: str) -> Path:
+    """The asset `name` as the browser ends up with it (read from its wrapper scripts, verified, inflated),
+    written to a file next to `dest` for the checks below."""
+    entry = next(a for a in _index_of(dest)["assets"] if a["name"] == name)
+    out = dest.parent / f"{dest.name}-decoded" / name
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_bytes(read_asset(dest, entry))
+    return out
 
 
 def _prepare(dest: Path, cache: Path, **kw) -> runtime.RuntimeInfo:
@@ -120,9 +137,10 @@ def test_prepare_writes_verified_http_and_file_assets(tmp_path: Path, cache_dir:
     info = _prepare(dest, cache_dir)
     assert info.pyodide_version == "0.27.7"
     for name in NPM_ASSETS:
-        assert _sha(dest / name) == MANIFEST["assets"][name]["sha256"], name
+        assert _sha(_shipped(dest, name)) == MANIFEST["assets"][name]["sha256"], name
+        assert not (dest / name).exists(), "shipped once: as wrapper scripts only"
     # the verified wheel ships as a pack holding exactly its files
-    assert _pack_files(dest / runtime.pack_name(NUMPY_NAME)) == _wheel_files(cache_dir / "pyodide" / NUMPY_NAME)
+    assert _pack_files(_shipped(dest, runtime.pack_name(NUMPY_NAME))) == _wheel_files(cache_dir / "pyodide" / NUMPY_NAME)
     assert not (dest / NUMPY_NAME).exists()
 
     # runtime-index.js describes exactly what was written
@@ -131,30 +149,49 @@ def test_prepare_writes_verified_http_and_file_assets(tmp_path: Path, cache_dir:
     index = json.loads(index_js[len(browser_data_prefix("python", "index")):].rstrip().rstrip(";"))
     names = [a["name"] for a in index["assets"]]
     assert names[:5] == ["pyodide.js", "pyodide.asm.js", "pyodide-lock.json", "pyodide.asm.wasm", "python_stdlib.zip"]
-    assert set(names) == set(info.http_files)
+    assert names == info.asset_names
+    assert info.http_files == info.file_protocol_files == [w for a in index["assets"] for w in a["wrappers"]]
     assert {"pyodide.js", "pyodide.asm.js", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json",
             runtime.pack_name(NUMPY_NAME)} <= set(names)
     assert index["packs"] == [{"name": runtime.pack_name(NUMPY_NAME), "wheel": NUMPY_NAME},
                               {"name": runtime.pack_name(info.attention_core_wheel), "wheel": info.attention_core_wheel}]
     assert index["snapshot"] is None  # not asked for here
     for a in index["assets"]:
-        assert (dest / a["name"]).stat().st_size == a["size"]
-        assert _sha(dest / a["name"]) == a["sha256"]
-        # the file:// wrapper chunks carry the identical bytes
+        # the wrapper chunks carry the payload the index describes: the asset, or its gzip
         wnames, data = _unwrap([dest / w for w in a["wrappers"]])
         assert wnames == {a["name"]} and hashlib.sha256(data).hexdigest() == a["sha256"], a["name"]
+        assert len(data) == a["size"] and a["encoding"] in (None, "gzip")
+        assert len(gzip.decompress(data) if a["encoding"] else data) == a["decodedSize"]
         assert sum((dest / w).stat().st_size for w in a["wrappers"]) == a["wrapperSize"]
-    assert info.http_bytes == sum(a["size"] for a in index["assets"]) + len(index_js.encode())
-    assert info.file_bytes == sum(a["wrapperSize"] for a in index["assets"]) + len(index_js.encode())
+    first_load = sum(a["wrapperSize"] for a in index["assets"] if not a.get("lazy"))
+    assert info.http_bytes == info.file_bytes == first_load + len(index_js.encode())
     assert (dest / "python-runtime.js").is_file()
     for f in info.files:
         assert (dest / f).is_file(), f
 
 
+def test_a_lazy_asset_gets_the_same_transport(tmp_path: Path, cache_dir: Path):
+    """An extra file (e.g. a wheel pack loaded on demand) ships as wrapper scripts like every other asset,
+    marked lazy in the index (the browser loads it only when the worker asks), and decodes to its bytes."""
+    extra = tmp_path / "extra.pack"
+    extra.write_bytes(bytes(range(256)) * 5000)  # compressible: its payload is its gzip
+    dest = tmp_path / "py"
+    info = _prepare(dest, cache_dir, bundle=False, lazy_assets={"extra.pack": extra})
+    entry = next(a for a in _index_of(dest)["assets"] if a["name"] == "extra.pack")
+    assert entry["lazy"] is True and entry["encoding"] == "gzip" and entry["decodedSize"] == 256 * 5000
+    assert _shipped(dest, "extra.pack").read_bytes() == extra.read_bytes()
+    assert not (dest / "extra.pack").exists()
+    assert not any(a.get("lazy") for a in _index_of(dest)["assets"] if a["name"] != "extra.pack")
+    # not part of the first load: counted apart (the optional packs' bytes)
+    assert info.optional_bytes == info.optional_file_bytes == entry["wrapperSize"]
+    assert info.http_bytes == sum(a["wrapperSize"] for a in _index_of(dest)["assets"] if not a.get("lazy")) \
+        + (dest / "runtime-index.js").stat().st_size
+
+
 def test_trimmed_lock_has_exactly_our_packages(tmp_path: Path, cache_dir: Path):
     dest = tmp_path / "py"
     info = _prepare(dest, cache_dir, bundle=False)
-    lock = json.loads((dest / "pyodide-lock.json").read_text("utf-8"))
+    lock = json.loads(_shipped(dest, "pyodide-lock.json").read_text("utf-8"))
     assert lock["info"]["version"] == "0.27.7"
     assert set(lock["packages"]) == {"numpy", "attention-core"}
     assert lock["packages"]["numpy"]["sha256"] == MANIFEST["assets"][NUMPY_NAME]["sha256"]
@@ -164,7 +201,7 @@ def test_trimmed_lock_has_exactly_our_packages(tmp_path: Path, cache_dir: Path):
     # the lock describes the wheel the shipped pack was made from
     name, wheel = runtime.build_wheel_bytes(ROOT / "attention_core", version=ac["version"], dist_name="attention_core")
     assert name == ac["file_name"] and ac["sha256"] == hashlib.sha256(wheel).hexdigest()
-    assert runtime.read_pack((dest / runtime.pack_name(name)).read_bytes()) == _zip_members(wheel)
+    assert runtime.read_pack(_shipped(dest, runtime.pack_name(name)).read_bytes()) == _zip_members(wheel)
 
 
 CPYTHON_312_MAGIC = 3531  # importlib.util.MAGIC_NUMBER of CPython 3.12 (Pyodide 0.27's Python 3.12.7)
@@ -181,16 +218,17 @@ def test_stdlib_and_numpy_ship_precompiled_bytecode(tmp_path: Path, cache_dir: P
     assert info.bytecode
     index_js = (dest / "runtime-index.js").read_text("utf-8")
     index = {a["name"]: a for a in json.loads(index_js[len(browser_data_prefix("python", "index")):].rstrip().rstrip(";"))["assets"]}
-    lock = json.loads((dest / "pyodide-lock.json").read_text("utf-8"))
+    lock = json.loads(_shipped(dest, "pyodide-lock.json").read_text("utf-8"))
     compiled_wheel = next((cache_dir / "pyodide" / "compiled").glob(f"*/{NUMPY_NAME}"))
     assert lock["packages"]["numpy"]["sha256"] == _sha(compiled_wheel)
-    assert _pack_files(dest / runtime.pack_name(NUMPY_NAME)) == _wheel_files(compiled_wheel)
-    assert index[runtime.pack_name(NUMPY_NAME)]["sha256"] == _sha(dest / runtime.pack_name(NUMPY_NAME))
-    assert index["python_stdlib.zip"]["sha256"] == _sha(dest / "python_stdlib.zip")
+    assert _pack_files(_shipped(dest, runtime.pack_name(NUMPY_NAME))) == _wheel_files(compiled_wheel)
+    # neither is worth compressing again: their payload is the file itself
+    assert index[runtime.pack_name(NUMPY_NAME)]["sha256"] == _sha(_shipped(dest, runtime.pack_name(NUMPY_NAME)))
+    assert index["python_stdlib.zip"]["sha256"] == _sha(_shipped(dest, "python_stdlib.zip"))
 
     for name, source, every_module in (("python_stdlib.zip", NPM_DIR / "python_stdlib.zip", False),
                                        (compiled_wheel.name, numpy_wheel, True)):
-        shipped = dest / name if name == "python_stdlib.zip" else compiled_wheel
+        shipped = _shipped(dest, name) if name == "python_stdlib.zip" else compiled_wheel
         with zipfile.ZipFile(source) as zs, zipfile.ZipFile(shipped) as zc:
             src_names, out_names = set(zs.namelist()), set(zc.namelist())
             compiled = {n[:-1] for n in out_names if n.endswith(".pyc")}
@@ -261,8 +299,8 @@ def test_pyodide_dir_distribution_is_used(tmp_path: Path, pyodide_copy: Path, nu
     info = _prepare(dest, tmp_path / "empty-cache", pyodide_dir=pyodide_copy, bundle=False)
     assert info.numpy_wheel == NUMPY_NAME
     for name in NPM_ASSETS:
-        assert _sha(dest / name) == MANIFEST["assets"][name]["sha256"]
-    assert _pack_files(dest / runtime.pack_name(NUMPY_NAME)) == _wheel_files(numpy_wheel)
+        assert _sha(_shipped(dest, name)) == MANIFEST["assets"][name]["sha256"]
+    assert _pack_files(_shipped(dest, runtime.pack_name(NUMPY_NAME))) == _wheel_files(numpy_wheel)
     assert not (tmp_path / "empty-cache" / "pyodide" / NUMPY_NAME).exists()
 
 
@@ -317,7 +355,7 @@ def test_memory_snapshot_matches_the_shipped_pyodide(tmp_path: Path, cache_dir: 
     assert names[:6] == ["pyodide.js", "pyodide.asm.js", "pyodide-lock.json", snap["name"], "pyodide.asm.wasm",
                          "python_stdlib.zip"], names
     assert set(names[6:]) == {p["name"] for p in index["packs"]}
-    heap = runtime.unpack_snapshot((dest / snap["name"]).read_bytes())
+    heap = runtime.unpack_snapshot(_shipped(dest, snap["name"]).read_bytes())
     assert len(heap) == snap["size"]
     # Pyodide's snapshot header: magic, offset of the heap, JSON length, 0, then the 32-byte BUILD_ID it
     # refuses to restore into any other build
@@ -391,7 +429,11 @@ def _boot_under_node(mode: str, dest: Path, tmp_path: Path, dynlibs: dict) -> di
     for name in ("snapshot_libs.js", "verify.js", "packs.js"):
         shutil.copyfile(ROOT / "theme" / "js" / "python" / name, tmp_path / name)
     stress.write_text(STRESS_PY, "utf-8")
-    proc = subprocess.run(["node", str(script), mode, str(NPM_DIR), str(dest), str(tmp_path / "heap.bin"), str(relink),
+    decoded = dest.parent / f"{dest.name}-decoded"  # the assets as the worker gets them, not their wrappers
+    for entry in _index_of(dest)["assets"]:
+        _shipped(dest, entry["name"])
+    shutil.copyfile(dest / "runtime-index.js", decoded / "runtime-index.js")
+    proc = subprocess.run(["node", str(script), mode, str(NPM_DIR), str(decoded), str(tmp_path / "heap.bin"), str(relink),
                            str(stress), json.dumps(dynlibs)], capture_output=True, text=True, timeout=180)
     assert proc.returncode == 0 or mode == "tampered", proc.stderr[-3000:]
     return {"ok": proc.returncode == 0, "stderr": proc.stderr, **(json.loads(proc.stdout.splitlines()[-1]) if proc.returncode == 0 else {})}
@@ -407,7 +449,7 @@ def test_snapshot_with_numpy_restores_and_computes_like_a_fresh_interpreter(tmp_
     _prepare(dest, cache_dir, bundle=False, compile_bytecode=True, memory_snapshot_enabled=True)
     index_js = (dest / "runtime-index.js").read_text("utf-8")
     snap = json.loads(index_js[len(browser_data_prefix("python", "index")):].rstrip().rstrip(";"))["snapshot"]
-    (tmp_path / "heap.bin").write_bytes(runtime.unpack_snapshot((dest / snap["name"]).read_bytes()))
+    (tmp_path / "heap.bin").write_bytes(runtime.unpack_snapshot(_shipped(dest, snap["name"]).read_bytes()))
     dynlibs = snap["dynlibs"]
     assert len(dynlibs["libs"]) >= 10 and all(p.endswith(".so") for p, _ in dynlibs["libs"])
 

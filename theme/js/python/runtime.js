@@ -10,14 +10,19 @@
 //
 // Pyodide never runs on the main thread: it lives in a Worker started from a blob: URL (works on http
 // and file://).  Assets are located next to python-runtime.js (document.currentScript), so any sub-path
-// works.  On http the worker fetches them itself (real URLs: streaming wasm compile, HTTP + V8 code
-// caches; the worker verifies every sha256 of runtime-index.js).  On file:// this thread injects the
-// ≤ 512 KB `<name>.<i>.js` wrapper scripts written by builder/runtime/wrappers.py (one short task each),
-// decodes each chunk as it arrives and posts every asset to the worker as soon as it is complete, so
-// Python boots while the wheels still load; the decoded bytes stay here for restarts after stop().
+// works.  Every asset ships once, as ≤ 512 KiB `<name>.<i>.js` wrapper scripts (builder/runtime/wrappers.py,
+// transport.js) that both transports read.  On http the workers fetch them themselves (HTTP cache) and
+// verify every payload's sha256 of runtime-index.js before inflating it.  On file:// this thread injects
+// them (one short task each: ASCII scripts are parsed off this thread), decodes each literal as it arrives
+// and posts every asset's payload to its worker as soon as it is complete, so Python boots while the
+// wheels still load; the payloads stay here for restarts after stop().  An asset marked `lazy` in the
+// index is loaded only when a worker asks for it ({type: "need"}), the same way on both transports: the
+// optional packs (matplotlib & co., index `optional.packages`) are such assets, asked for when a cell imports
+// them or, once Python is idle, for the page's own cells (`preloadFor`).
 // Once a run has finished, a standby worker boots in the background so that 停止 swaps it in at once.
 
 import { part } from "../shared/course.js";
+import { assetRecord, literalInto } from "./transport.js";
 
 const MB = (n) => (n / 1e6).toFixed(1);
 const LABELS = {
@@ -33,15 +38,6 @@ const SPARE_AFTER_MS = 300; // a run this long may get stopped: boot the standby
 const SPARE_IDLE_MS = 1500; // after the first run: boot the standby when the page has been quiet this long
 const WARM_AFTER_IDLE_MS = 250; // idle this long after loading or a run: import attention_core & co.
 const WRAPPERS_IN_FLIGHT = 4; // file:// wrapper scripts loading at once
-
-function decodeBase64Into(target, offset, b64) {
-  const view = target.subarray(offset);
-  if (typeof view.setFromBase64 === "function") return view.setFromBase64(b64).written;
-  if (typeof Uint8Array.fromBase64 === "function") { const b = Uint8Array.fromBase64(b64); view.set(b); return b.length; }
-  const bin = atob(b64);
-  for (let i = 0; i < bin.length; i++) view[i] = bin.charCodeAt(i);
-  return bin.length;
-}
 
 function scriptBase() {
   const cs = typeof document !== "undefined" && document.currentScript;
@@ -86,7 +82,7 @@ class PythonRuntime extends EventTarget {
     this._state = "idle";
     this._index = null;
     this._indexPromise = null;
-    this._fileAssets = null;    // file://: name -> Promise<Uint8Array> (decoded wrapper bytes, kept for restarts)
+    this._fileAssets = null;    // file://: name -> Promise<Uint8Array> (payloads read from the wrappers, kept for restarts)
     this._download = null;      // {loaded, total} of the current load, null once complete
     this._phase = null;         // latest worker phase, shown once the download is complete
     this._loadPromise = null;   // resolves when the current worker is ready
@@ -127,7 +123,7 @@ class PythonRuntime extends EventTarget {
       this._progressListeners.add(options.onProgress);
       if (this._lastProgress) { try { options.onProgress(this._lastProgress); } catch (e) { console.error(e); } }
     }
-    if (!this._loadPromise) { this._mark("load"); this._startWorker(); }
+    if (!this._loadPromise) { this._mark("load"); this._loads = (this._loads || 0) + 1; this._startWorker(); }
     return this._loadPromise;
   }
 
@@ -156,7 +152,12 @@ class PythonRuntime extends EventTarget {
 
   prefetch() {
     if (this._loadPromise) return;
-    const go = () => { if (!this._loadPromise) this.load().catch((e) => console.warn("CoursePython prefetch:", e)); };
+    // Only if nothing has loaded meanwhile: a run's load that failed before the page was idle is not retried
+    // behind the reader's back (the next 运行 starts a fresh one).
+    const loads = this._loads || 0;
+    const go = () => {
+      if (!this._loadPromise && (this._loads || 0) === loads) this.load().catch((e) => console.warn("CoursePython prefetch:", e));
+    };
     if (typeof requestIdleCallback === "function") requestIdleCallback(go, { timeout: 5000 });
     else setTimeout(go, 1500);
   }
@@ -188,76 +189,64 @@ class PythonRuntime extends EventTarget {
     }
   }
 
-  /** file://: inject every wrapper chunk (in index order: core files first), decode each as it runs. */
+  /** file://: the payload of every eagerly loaded asset (in index order: core files first), each read from its
+   *  wrapper chunks as they run; lazy assets (index `lazy`) wait until a worker asks (`_fileAsset`). */
   _loadWrappers(index) {
     if (this._fileAssets) return this._fileAssets;
-    const python = part("python");
-    python.assets = python.assets || {};
-    const total = index.assets.reduce((s, a) => s + a.wrapperSize, 0);
-    let loaded = 0;
-    const assets = new Map();
-    // A few scripts in flight at a time (in index order): when dozens of file:// scripts finish loading
-    // together, Chromium runs several of them back to back in one long task.
-    let inFlight = 0;
-    const queue = [];
-    const next = () => { if (inFlight < WRAPPERS_IN_FLIGHT && queue.length) { inFlight++; queue.shift()(); } };
-    const limit = (start) => new Promise((resolve, reject) => {
-      queue.push(() => start().then(resolve, reject).finally(() => { inFlight--; next(); }));
-      next();
-    });
-    for (const a of index.assets) {
-      assets.set(a.name, this._wrapperAsset(index, a, limit, (per) => {
-        loaded += per;
-        this._downloadProgress(Math.round(loaded), total);
-      }));
-    }
-    this._fileAssets = assets;
-    return assets;
+    this._fileAssets = new Map();
+    this._wrapperTotal = index.assets.reduce((s, a) => s + (a.lazy ? 0 : a.wrapperSize), 0);
+    this._wrapperLoaded = 0;
+    for (const a of index.assets) if (!a.lazy) this._fileAsset(a);
+    return this._fileAssets;
   }
 
-  /** file://: one asset's bytes from its wrapper scripts (`start` limits how many load at once; `onPart`
-   *  gets the wrapper bytes of each part as it is decoded). */
-  _wrapperAsset(index, a, start = (f) => f(), onPart = () => {}) {
-    const store = part("python").assets;
+  /** file://: one asset's payload from its wrapper scripts (started once, kept for restarts). */
+  _fileAsset(a) {
+    if (!this._fileAssets) this._fileAssets = new Map();
+    if (!this._wrapperQueue) this._wrapperQueue = { inFlight: 0, queue: [] };
+    const assets = this._fileAssets;
+    if (assets.has(a.name)) return assets.get(a.name);
+    const python = part("python");
+    const store = (python.assets = python.assets || {});
+    const index = this._index;
+    // A few scripts in flight at a time (in index order): when dozens of file:// scripts finish loading
+    // together, Chromium runs several of them back to back in one long task.
+    const q = this._wrapperQueue;
+    const next = () => { if (q.inFlight < WRAPPERS_IN_FLIGHT && q.queue.length) { q.inFlight++; q.queue.shift()(); } };
+    const limit = (start) => new Promise((resolve, reject) => {
+      q.queue.push(() => start().then(resolve, reject).finally(() => { q.inFlight--; next(); }));
+      next();
+    });
     const bytes = new Uint8Array(a.size);
-    const chunkBytes = (index.wrapperChunkChars / 4) * 3;
     let decoded = 0;
     const per = a.wrapperSize / a.wrappers.length;
-    const parts = a.wrappers.map((file, i) => start(() => loadScript(this.baseURL + file, false)).then(() => {
+    const parts = a.wrappers.map((file, i) => limit(() => loadScript(this.baseURL + file, false)).then(() => {
       const key = `${a.name}/${i}`;
-      const b64 = store[key];
+      const text = store[key];
       delete store[key];
-      if (typeof b64 !== "string") throw new Error(`CoursePython: ${file} did not register ${key}`);
-      decoded += decodeBase64Into(bytes, i * chunkBytes, b64);
-      onPart(per);
+      if (typeof text !== "string") throw new Error(`CoursePython: ${file} did not register ${key}`);
+      decoded += literalInto(bytes, i * index.wrapperChunkBytes, text);
+      if (!a.lazy) {
+        this._wrapperLoaded += per;
+        this._downloadProgress(Math.round(this._wrapperLoaded), this._wrapperTotal);
+      }
     }));
     const done = Promise.all(parts).then(() => {
       if (decoded !== a.size) throw new Error(`CoursePython: ${a.name}: ${decoded} bytes, expected ${a.size}`);
       return bytes;
     });
-    done.catch(() => {});
+    done.catch(() => { if (assets.get(a.name) === done) assets.delete(a.name); }); // read it again next time
+    assets.set(a.name, done);
     return done;
   }
 
-  /** file://: the optional packs a cell needs (the worker asks, {type: "need-assets"}), read from their
-   *  wrapper scripts like the boot's assets and kept for a restarted worker. */
-  _sendOptionalAssets(slot, names) {
-    const index = this._index;
-    part("python").assets = part("python").assets || {};
-    this._optionalBytes = this._optionalBytes || new Map();
-    for (const name of names) {
-      const a = (index.optional && index.optional.assets || []).find((x) => x.name === name);
-      if (!a) continue; // the worker's own check reports it
-      if (!this._optionalBytes.has(name)) {
-        const bytes = this._wrapperAsset(index, a);
-        bytes.catch(() => this._optionalBytes.delete(name));
-        this._optionalBytes.set(name, bytes);
-      }
-      this._optionalBytes.get(name).then((b) => {
-        // a copy (slice): this thread keeps the bytes for a restarted worker
-        if (!slot.dead) slot.worker.postMessage({ type: "asset", name, buffer: b.slice().buffer });
-      }, (e) => this._failActive({ type: "ImportError", message: String(e && e.message || e), traceback: "" }));
-    }
+  /** file://: post one asset's payload to a worker (a copy: this thread keeps the bytes for the next one). */
+  _postFileAsset(slot, to, a) {
+    this._fileAsset(a).then((b) => { if (!slot.dead) to.postMessage({ type: "asset", name: a.name, buffer: b.buffer }); },
+      (e) => {
+        if (a.lazy) { if (!slot.dead) to.postMessage({ type: "asset", name: a.name, error: String(e && e.message || e) }); }
+        else slot.reject(e);
+      });
   }
 
   // ---------------------------------------------------------------- worker lifecycle
@@ -289,10 +278,7 @@ class PythonRuntime extends EventTarget {
     const jobs = [
       ...(index.snapshot ? [{ name: index.snapshot.name, kind: "snapshot" }] : []),
       ...(index.packs || []).map((p) => ({ name: p.name, kind: "pack" })),
-    ].map((j) => {
-      const asset = index.assets.find((a) => a.name === j.name);
-      return { ...j, sha256: asset.sha256, size: asset.size };
-    });
+    ].map((j) => ({ ...j, ...assetRecord(index.assets.find((a) => a.name === j.name)) }));
     let channel = null;
     if (jobs.length) {
       channel = new MessageChannel();
@@ -306,7 +292,7 @@ class PythonRuntime extends EventTarget {
         slot.reject(new Error(`CoursePython unpacker error: ${ev.message || "unknown"}`));
       };
       slot.unpacker.postMessage({ type: "init", port: channel.port1, mode: this.isFile ? "file" : "http",
-        indexURL: this.baseURL, jobs }, [channel.port1]);
+        indexURL: this.baseURL, chunkBytes: index.wrapperChunkBytes, jobs }, [channel.port1]);
     }
     else if (prepared) prepared.unpacker.terminate();
     slot.loaded = { worker: 0, unpacker: 0 };
@@ -314,7 +300,8 @@ class PythonRuntime extends EventTarget {
       type: "init",
       mode: this.isFile ? "file" : "http",
       indexURL: this.baseURL,
-      assets: index.assets.map((a) => ({ name: a.name, size: a.size, sha256: a.sha256 })),
+      assets: index.assets.map(assetRecord),
+      chunkBytes: index.wrapperChunkBytes,
       lockFile: index.lockFile,
       packages: index.packages,
       imports: index.imports,
@@ -327,11 +314,9 @@ class PythonRuntime extends EventTarget {
     }, channel ? [channel.port2] : []);
     if (this.isFile) {
       const unpacks = new Set(jobs.map((j) => j.name));
-      for (const [name, bytes] of this._loadWrappers(index)) {
-        const to = unpacks.has(name) ? slot.unpacker : worker;
-        // a copy: this thread keeps the bytes for the next worker
-        bytes.then((b) => { if (!slot.dead) to.postMessage({ type: "asset", name, buffer: b.buffer }); },
-          (e) => slot.reject(e));
+      this._loadWrappers(index);
+      for (const a of index.assets) {
+        if (!a.lazy) this._postFileAsset(slot, unpacks.has(a.name) ? slot.unpacker : worker, a);
       }
     }
     return slot;
@@ -362,7 +347,7 @@ class PythonRuntime extends EventTarget {
       let slot = restart && this._spare;
       this._spare = null;
       if (!slot) {
-        const total = this._index.assets.reduce((s, a) => s + (this.isFile ? a.wrapperSize : a.size), 0);
+        const total = this._index.assets.reduce((s, a) => s + (a.lazy ? 0 : a.wrapperSize), 0);
         this._phase = restart ? "restart" : "boot";
         if (!restart && !(this.isFile && this._fileAssets)) {
           this._download = { loaded: 0, total };
@@ -460,6 +445,12 @@ class PythonRuntime extends EventTarget {
         return;
       }
     }
+    if (msg.type === "need") { // a lazy asset (file://; over http the worker fetches it itself)
+      const a = this._index.assets.find((x) => x.name === msg.name);
+      if (a && this.isFile) this._postFileAsset(slot, slot.worker, a);
+      else if (!slot.dead) slot.worker.postMessage({ type: "asset", name: msg.name, error: `CoursePython: no asset ${msg.name}` });
+      return;
+    }
     if (msg.type === "mark") {
       this._mark(slot.label === "first" ? msg.label : `${slot.label}:${msg.label}`, msg.t - performance.timeOrigin);
       return;
@@ -486,9 +477,6 @@ class PythonRuntime extends EventTarget {
         try { run.opts.onPackages({ names: msg.names, loaded: msg.loaded, total: msg.total }); } catch (e) { console.error(e); }
         break;
       }
-      case "need-assets":
-        this._sendOptionalAssets(slot, msg.names);
-        break;
       case "stream": {
         const run = this._active;
         if (!run || run.id !== msg.id) break;

@@ -8,9 +8,10 @@
 // pyodide.asm.js — a worker it started would not even begin loading until that is over.
 //
 // Messages from the page:
-//   {type: "init", port, mode, indexURL, jobs: [{name, kind: "snapshot" | "pack", sha256, size}]}
-//     http: the unpacker fetches each job itself, inflating while it downloads;
-//     file: the page posts {type: "asset", name, buffer} (decoded from the wrapper scripts).
+//   {type: "init", port, mode, indexURL, chunkBytes, jobs: [{name, kind: "snapshot" | "pack", sha256, size,
+//     encoding, wrappers}]}
+//     http: the unpacker fetches each job's wrapper scripts itself (transport.js);
+//     file: the page posts {type: "asset", name, buffer} (the payload read from the wrapper scripts).
 // To the page: {type: "bytes", n} (download progress, http).
 // To the port:  {name, buffer} (inflated; the snapshot expanded to the full heap) or {name, error}.
 //
@@ -23,30 +24,13 @@
 // matched the runtime index are ever stored, under the hash they matched; only same-origin script can
 // write there, and such script could change the page anyway.
 
-import { checkSha256, readBody } from "./verify.js";
+import { checkSha256 } from "./verify.js";
+import { decodePayload, fetchPayload, gunzip } from "./transport.js";
 
 let port = null;
 const waiting = new Map(); // file mode: name -> resolve(bytes)
 const posted = new Map();  // file mode: assets that came before their job asked for them
 
-
-/** gzip bytes → inflated bytes (native DecompressionStream). */
-async function gunzip(bytes) {
-  return new Uint8Array(await new Response(
-    new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"))).arrayBuffer());
-}
-
-/** A fetched gzip asset, inflated while it downloads; the inflated bytes are returned only if the gzip
- *  bytes have the expected sha256. */
-async function fetchInflated(resp, name, sha256, size) {
-  if (!resp.ok) throw new Error(`无法加载 ${name}: HTTP ${resp.status}`);
-  const [forHash, forInflate] = resp.body.tee();
-  const inflated = new Response(forInflate.pipeThrough(new DecompressionStream("gzip"))).arrayBuffer();
-  inflated.catch(() => {}); // a corrupt stream is reported below, after the hash (which names the cause)
-  const bytes = await readBody(forHash, size, (n) => self.postMessage({ type: "bytes", n }));
-  await checkSha256(name, bytes, sha256);
-  return new Uint8Array(await inflated);
-}
 
 /** The sparse snapshot (builder/runtime/snapshot.py, pack_snapshot) → the full heap image Pyodide restores. */
 function expandSnapshot(raw) {
@@ -117,17 +101,20 @@ async function storeInflated(cache, indexURL, toStore, keep) {
 }
 
 // ------------------------------------------------------------------------------------------- jobs
-async function unpack(msg, job, response, cached) {
+async function unpack(msg, job, payload, cached) {
   const hit = await cached;
   let raw = hit;
   if (hit) {
-    self.postMessage({ type: "bytes", n: job.size }); // progress: this asset is here
-  } else if (msg.mode === "http") {
-    raw = await fetchInflated(await response, job.name, job.sha256, job.size);
+    self.postMessage({ type: "bytes", n: job.wrapperSize || job.size }); // progress: this asset is here
   } else {
-    const bytes = await postedBytes(job.name);
-    await checkSha256(job.name, bytes, job.sha256);
-    raw = await gunzip(bytes);
+    let bytes;
+    if (msg.mode === "http") bytes = await payload;
+    else {
+      bytes = await postedBytes(job.name);
+      await checkSha256(job.name, bytes, job.sha256);
+    }
+    // the transport's encoding (none for these, already gzip), then the asset's own gzip
+    raw = await gunzip(await decodePayload(job, bytes));
   }
   return { raw, fresh: !hit, out: job.kind === "snapshot" ? expandSnapshot(raw) : raw };
 }
@@ -143,9 +130,10 @@ async function init(msg) {
   const turns = msg.jobs.map((job) => {
     const key = inflatedKey(msg.indexURL, job);
     const cached = cachedInflated(cache, key);
-    const response = msg.mode === "http" ? cached.then((hit) => (hit ? null : fetch(msg.indexURL + job.name))) : null;
-    if (response) response.catch(() => {});
-    const turn = previous.then(() => unpack(msg, job, response, cached));
+    const payload = msg.mode === "http" ? cached.then((hit) => (hit ? null
+      : fetchPayload(msg.indexURL, job, msg.chunkBytes, (n) => self.postMessage({ type: "bytes", n })))) : null;
+    if (payload) payload.catch(() => {});
+    const turn = previous.then(() => unpack(msg, job, payload, cached));
     previous = turn.catch(() => {});
     return turn.then(({ raw, fresh, out }) => {
       // a Blob holds its own copy (`out` may be `raw`, whose buffer moves to the Python worker below), and

@@ -1,21 +1,25 @@
 // Pyodide worker (bundled to a string and started from a blob: URL by runtime.js).
 //
-// Assets come from one of two sources (msg.mode):
-//   "http": the worker fetches them itself from their real URLs (a blob: worker shares the page's origin),
-//           all at once as soon as it starts, each checked against the sha256 of the runtime index. Pyodide
-//           gets the real Response of pyodide.asm.wasm, so `instantiateStreaming` compiles while it
-//           downloads and V8 can keep the compiled code in its cache for the next visit.
-//   "file": Chromium blocks fetch/importScripts of file:// URLs, so the main thread reads the wrapper
-//           scripts and posts each asset's bytes as it arrives ({type: "asset"}); booting starts as soon
+// Every asset ships once, as wrapper scripts holding its payload (transport.js, builder/runtime/wrappers.py),
+// which comes from one of two sources (msg.mode):
+//   "http": the worker fetches the wrapper scripts itself (a blob: worker shares the page's origin), all at
+//           once as soon as it starts, and reads the payload out of their bytes;
+//   "file": Chromium blocks fetch/importScripts of file:// URLs, so the main thread loads the wrapper
+//           scripts and posts each asset's payload as it arrives ({type: "asset"}); booting starts as soon
 //           as the core files are here, while the wheels still load.
+// Either way each payload is checked against the sha256 of the runtime index, then inflated if the index
+// says `encoding: "gzip"` (the wasm, the scripts), and pyodide.asm.wasm is compiled from the inflated bytes.
+// `assetBytes(name)` serves any indexed asset the same way later on (lazy ones: index `lazy`): the optional
+// packs (matplotlib & co.) that a cell's imports need (`loadOptional`).
 // The memory snapshot and the wheel packs are not fetched here: the unpacker worker (unpacker.js) that the
 // page starts alongside fetches (or is posted), verifies and inflates them, and sends them over a port.
 // `fetch` and `importScripts` are replaced by versions that serve exactly the indexed assets and refuse
 // anything else: nothing else is reachable from Python/JS in this worker.
 import COURSE_RUNTIME_PY from "./course_runtime.py";
 import { relinkSnapshotLibraries } from "./snapshot_libs.js";
-import { checkSha256, readBody } from "./verify.js";
+import { checkSha256 } from "./verify.js";
 import { SITE_PACKAGES, installPack } from "./packs.js";
+import { decodePayload, fetchPayload, gunzip } from "./transport.js";
 
 let indexURL = "";
 let mode = "http";
@@ -23,10 +27,11 @@ let pyodide = null;
 let runner = null;
 let interruptBuffer = null;
 let unpackerPort = null;
-const index = new Map();   // name -> {size, sha256}
+const index = new Map();   // name -> {size, sha256, encoding, decodedSize, wrappers, wrapperSize, lazy}
+let chunkBytes = 0;
 const pending = new Map(); // name -> Promise<Response | Uint8Array> (verified), consumed once
 const waiting = new Map(); // file mode: name -> resolve(bytes) for assets not posted yet
-let optional = { packages: {}, assets: [] }; // packs loaded only for a cell that imports them (index.optional)
+let optional = { packages: {} }; // index.optional: which imports need which lazy pack (builder/runtime/optional.py)
 const installedOptional = new Set();
 
 const post = (msg, transfer) => self.postMessage(msg, transfer || []);
@@ -61,12 +66,11 @@ function countBytes(n, force) {
 }
 
 // ------------------------------------------------------------------------------------- the main wasm
-// pyodide.asm.wasm is compiled from the moment its bytes arrive, on V8's background threads (or taken from
-// V8's code cache for its URL, http), while this thread reads the other assets and evaluates
-// pyodide.asm.js — instead of only when Pyodide asks for it, after that evaluation.  Compiling runs none of
-// its code: the module is instantiated (our WebAssembly.instantiateStreaming, installNetworkGuards) only
-// after its bytes matched the sha256 of the runtime index.  What Pyodide's fetch gets is an empty stand-in
-// Response that maps to the verified, compiled module.
+// pyodide.asm.wasm is compiled from the moment its bytes are inflated, on V8's background threads, while this
+// thread reads the other assets and evaluates pyodide.asm.js — instead of only when Pyodide asks for it,
+// after that evaluation.  Its payload matched the sha256 of the runtime index before it was inflated; the
+// module is instantiated (our WebAssembly.instantiateStreaming, installNetworkGuards) when Pyodide asks.
+// What Pyodide's fetch gets is an empty stand-in Response that maps to the compiled module.
 const MAIN_WASM = "pyodide.asm.wasm";
 const compiledWasm = new WeakMap(); // stand-in Response -> Promise<WebAssembly.Module>
 
@@ -79,49 +83,51 @@ async function wasmStandIn(module, checked) {
   return standIn;
 }
 
-// ----------------------------------------------------------------------------------------- http mode
-// Nothing is handed out before its bytes are verified.  The body is read once, counting progress, into one
-// buffer of the indexed size (this thread is the bottleneck of a boot: no chunk lists, no second copy, less
-// garbage to collect).  The wasm's real Response goes to compileStreaming (real URL, cache metadata: V8
-// keeps its compiled code for the next visit); its clone is what gets read and hashed.
-async function readVerified(name, body) {
-  const bytes = await readBody(body, index.get(name).size, countBytes);
-  await checkAsset(name, bytes);
-  return bytes;
-}
-
-async function fetchVerified(name) {
-  const resp = await nativeFetch(indexURL + name);
-  if (!resp.ok) throw new Error(`无法加载 ${name}: HTTP ${resp.status}`);
-  if (name !== MAIN_WASM) return readVerified(name, resp.body);
-  const body = resp.clone().body;
-  return wasmStandIn(WebAssembly.compileStreaming(resp), readVerified(name, body));
-}
-
-// ----------------------------------------------------------------------------------------- file mode
+// ------------------------------------------------------------------------------------- both modes
+// Nothing is handed out before its payload is verified.  http: the wrapper scripts are fetched (HTTP cache)
+// and decoded into one buffer of the indexed size (transport.js); file: the page posts the payload.
 function arrived(name) {
-  return new Promise((resolve) => waiting.set(name, resolve));
+  return new Promise((resolve, reject) => waiting.set(name, { resolve, reject }));
 }
 
-async function verifiedBytes(name, bytesPromise) {
-  const bytes = await bytesPromise;
-  if (name !== MAIN_WASM) {
-    await checkAsset(name, bytes);
-    return bytes;
-  }
-  return wasmStandIn(WebAssembly.compile(bytes), checkAsset(name, bytes));
+/** One asset's verified payload.  `onBytes(n)` counts what was read (default: the boot's download progress;
+ *  file://: called once with the wrapper bytes when the page has posted the whole payload). */
+async function payloadOf(name, onBytes = null) {
+  const a = index.get(name);
+  if (mode === "http") return fetchPayload(indexURL, a, chunkBytes, onBytes || countBytes, nativeFetch);
+  const got = arrived(name);
+  if (a.lazy) post({ type: "need", name }); // the page loads lazy assets' wrappers only when asked
+  const payload = await got;
+  await checkAsset(name, payload);
+  if (onBytes) onBytes(a.wrapperSize);
+  return payload;
+}
+
+async function fetchVerified(name, onBytes = null) {
+  const bytes = await decodePayload(index.get(name), await payloadOf(name, onBytes));
+  if (name !== MAIN_WASM) return bytes;
+  return wasmStandIn(WebAssembly.compile(bytes), Promise.resolve());
+}
+
+/** Any indexed asset's bytes (verified, inflated when the index says so), e.g. an optional pack (lazy). */
+function assetBytes(name, onBytes = null) {
+  if (!index.has(name)) return Promise.reject(new Error(`CoursePython worker: no asset ${name}`));
+  return fetchVerified(name, onBytes);
 }
 
 function onAsset(msg) {
-  const resolve = waiting.get(msg.name);
-  if (resolve) { waiting.delete(msg.name); resolve(new Uint8Array(msg.buffer)); }
+  const w = waiting.get(msg.name);
+  if (!w) return;
+  waiting.delete(msg.name);
+  if (msg.error) w.reject(new Error(msg.error));
+  else w.resolve(new Uint8Array(msg.buffer));
 }
 
 // ------------------------------------------------------------------------------------------ guards
 function take(name) {
   let p = pending.get(name);
   if (p) pending.delete(name);
-  else if (mode === "http") p = fetchVerified(name); // asked twice (e.g. after a failure): fetch again
+  else if (mode === "http" || index.get(name).lazy) p = fetchVerified(name); // asked twice: load again
   else throw new TypeError(`CoursePython worker: ${name} was already consumed`);
   return p;
 }
@@ -215,20 +221,20 @@ async function init(msg) {
   mark("worker-init");
   indexURL = msg.indexURL;
   mode = msg.mode;
-  for (const a of msg.assets) index.set(a.name, { size: a.size, sha256: a.sha256 });
+  for (const a of msg.assets) index.set(a.name, a);
+  chunkBytes = msg.chunkBytes;
   if (msg.optional) optional = msg.optional;
-  for (const a of optional.assets) index.set(a.name, { size: a.size, sha256: a.sha256 });
   // Everything is requested at once, core files first.  The snapshot and the packs are the unpacker's.
   const forUnpacker = new Set([...(msg.snapshot ? [msg.snapshot.name] : []), ...msg.packs.map((p) => p.name)]);
-  totalBytes = msg.assets.reduce((s, a) => s + (forUnpacker.has(a.name) ? 0 : a.size), 0);
+  totalBytes = msg.assets.reduce((s, a) => s + (forUnpacker.has(a.name) || a.lazy ? 0 : a.wrapperSize), 0);
   if (forUnpacker.size) {
     if (!msg.unpackerPort) throw new Error("CoursePython worker: no unpacker for the snapshot and the packs");
     listenToUnpacker(msg.unpackerPort);
     unpackerPort = msg.unpackerPort;
   }
   for (const a of msg.assets) {
-    if (forUnpacker.has(a.name)) continue;
-    const p = mode === "http" ? fetchVerified(a.name) : verifiedBytes(a.name, arrived(a.name));
+    if (forUnpacker.has(a.name) || a.lazy) continue;
+    const p = fetchVerified(a.name);
     p.catch(() => {}); // reported when awaited
     pending.set(a.name, p);
   }
@@ -334,8 +340,10 @@ function warmImports() {
 
 // ------------------------------------------------------------------------------ optional packages
 // A cell that imports matplotlib (or another optional package: index.optional, builder/runtime/optional.py)
-// gets its packs (and their dependencies) before it runs: fetched and verified like every asset (http), or
-// posted by the page from the wrapper scripts (file://), inflated natively and written into site-packages.
+// gets its packs (and their dependencies) before it runs.  The packs are lazy assets of the runtime index,
+// shipped like every other asset (wrapper scripts, transport.js): `assetBytes` fetches them (http) or asks
+// the page for them (file://), checks their sha256; they are then inflated natively and written into
+// site-packages like the NumPy pack.
 
 /** Names of the optional packages `code` needs that are not installed yet, dependencies first. */
 function optionalNeeds(code) {
@@ -354,14 +362,13 @@ function optionalNeeds(code) {
   return order;
 }
 
-async function inflate(bytes) {
-  return new Uint8Array(await new Response(
-    new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"))).arrayBuffer());
-}
-
 async function loadOptional(names, runId) {
   const packs = names.map((name) => ({ name, ...optional.packages[name] }));
-  const total = packs.reduce((s, p) => s + index.get(p.pack).size, 0);
+  for (const p of packs) {
+    if (!index.has(p.pack)) throw new Error(`CoursePython worker: no asset ${p.pack}`);
+  }
+  // progress in the bytes that travel: the packs' wrapper scripts
+  const total = packs.reduce((s, p) => s + index.get(p.pack).wrapperSize, 0);
   let loaded = 0;
   let last = 0;
   const report = (n, force) => {
@@ -371,23 +378,11 @@ async function loadOptional(names, runId) {
   };
   report(0, true);
   mark("optional-start");
-  let bytes;
-  if (mode === "http") {
-    bytes = packs.map(async (p) => {
-      const resp = await nativeFetch(indexURL + p.pack);
-      if (!resp.ok) throw new Error(`无法加载 ${p.pack}: HTTP ${resp.status}`);
-      const got = await readBody(resp.body, index.get(p.pack).size, (n) => report(n));
-      await checkAsset(p.pack, got);
-      return got;
-    });
-  } else {
-    // file://: the page reads the wrapper scripts (this worker cannot) and posts each pack ({type: "asset"})
-    bytes = packs.map((p) => arrived(p.pack).then(async (got) => { report(got.length); await checkAsset(p.pack, got); return got; }));
-    post({ type: "need-assets", id: runId, names: packs.map((p) => p.pack) });
-  }
+  // all requested at once (file://: the page loads them in index order), installed in dependency order
+  const bytes = packs.map((p) => assetBytes(p.pack, (n) => report(n)));
   bytes.forEach((b) => b.catch(() => {}));
   for (let i = 0; i < packs.length; i++) {
-    const raw = await inflate(await bytes[i]);
+    const raw = await gunzip(await bytes[i]); // the pack's own gzip (wheels.py, PACK_MAGIC)
     const sharedLibs = installPack(pyodide.FS, packs[i].pack, raw);
     if (sharedLibs.length) await pyodide._api.loadDynlibsFromPackage({ file_name: packs[i].wheel }, sharedLibs);
     installedOptional.add(packs[i].name);

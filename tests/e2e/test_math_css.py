@@ -58,10 +58,14 @@ def test_subset_fonts_draw_every_formula_pixel_for_pixel_like_katex_fonts(browse
                 content_type="font/woff2"))
         page = context.new_page()
         page.goto(http_base + "module-05-attention.html")
+        # every section laid out from the start: one rendered only as the capture scrolls to it (content-visibility:
+        # auto) asks for its fonts then, and could be captured before they are in
+        page.add_style_tag(content=".page-section { content-visibility: visible !important; }")
         page.evaluate("document.fonts.ready")
-        # lazy widget kinds mount when they near the viewport: let them, so no formula moves while it is captured
-        for lazy in page.locator('.widget[data-widget="model-attention"]').all():
-            lazy.scroll_into_view_if_needed()
+        # widget scripts load when their widget nears the viewport: let every one mount, so no formula moves while
+        # it is captured
+        for widget in page.locator(".widget[data-widget]").all():
+            widget.scroll_into_view_if_needed()
         page.wait_for_function("[...document.querySelectorAll('.widget[data-widget]')].every((w) => w.dataset.ready)")
         formulas = page.locator(".math-display")
         assert formulas.count() >= 5

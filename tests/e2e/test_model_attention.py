@@ -105,6 +105,7 @@ def test_gallery_shows_the_best_head_of_each_pattern(page):
     cards = gallery.locator(".ma-card")
     cards.nth(3).wait_for()  # drawn once the full data has loaded
     assert cards.count() == 4
+    # the cards' text (innerText is empty while the gallery's section is not rendered: content-visibility: auto)
     for entry, card in zip(real_model.head_gallery(OPTIONS), [cards.nth(i) for i in range(4)]):
-        assert f"第 {entry.layer} 层 · 头 {entry.head}" in card.inner_text()
-        assert f"得分 {entry.score:.2f}" in card.inner_text()
+        assert f"第 {entry.layer} 层 · 头 {entry.head}" in card.text_content()
+        assert f"得分 {entry.score:.2f}" in card.text_content()

@@ -430,7 +430,11 @@ def test_the_editor_replaces_the_static_code_without_moving_the_page(browser, ht
             assert page.evaluate("window.__shift") == 0
         # every cell measured laid out, also those in sections the reader has not reached (content-visibility: auto
         # leaves them unrendered, and an unrendered box has no height to compare)
-        page.add_style_tag(content=".page-section { content-visibility: visible !important; }")
+        # (a <style> added by evaluate: add_style_tag waits for the sheet's load event, which a page without
+        # JavaScript never delivers — the test hung there)
+        page.evaluate("""() => { const style = document.createElement('style');
+            style.textContent = '.page-section { content-visibility: visible !important; }';
+            document.head.append(style); }""")
         heights[js] = page.eval_on_selector_all(".code-cell .cell-editor",
                                                 "els => els.map(e => e.getBoundingClientRect().height)")
         if not js:

@@ -3,16 +3,7 @@
 // 1, Home/End the ends) for the exact values. Saturation regions (|f′| < the data's threshold) and ReLU's dead side
 // are shaded. The curves are computed here from the same closed forms as attention_core/activations.py; the build
 // embeds reference samples from NumPy, which the end-to-end test compares with this readout.
-import { h, liveRegion, num } from "./common.js";
-
-const SVG = "http://www.w3.org/2000/svg";
-
-function s(tag, attrs, ...children) {
-  const el = document.createElementNS(SVG, tag);
-  for (const [key, value] of Object.entries(attrs || {})) if (value !== null && value !== undefined) el.setAttribute(key, String(value));
-  for (const child of children.flat()) if (child) el.append(child instanceof Node ? child : document.createTextNode(String(child)));
-  return el;
-}
+import { h, liveRegion, num, svg as s } from "./common.js";
 
 // ------------------------------------------------------------------ the formulas (attention_core/activations.py)
 

@@ -2,6 +2,21 @@
 // number formatting, and the sequential colour scale (the colours themselves live in widgets.css so they
 // follow dark mode; a cell only carries its weight as --w).
 
+const SVG_NS = "http://www.w3.org/2000/svg";
+
+/** Create an SVG element, like `h` (attributes and children only: the drawings need no handlers or styles). */
+export function svg(tag, attrs, ...children) {
+  const el = document.createElementNS(SVG_NS, tag);
+  for (const [key, value] of Object.entries(attrs || {})) {
+    if (value !== null && value !== undefined) el.setAttribute(key, String(value));
+  }
+  for (const child of children.flat()) {
+    if (child === null || child === undefined || child === false) continue;
+    el.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return el;
+}
+
 /** Create an element: h("button", { class: "x", "aria-pressed": "true", onclick: fn }, "文字", child). */
 export function h(tag, attrs, ...children) {
   const el = document.createElement(tag);

@@ -1,15 +1,8 @@
 // The real SwiGLU gates of SmolLM2-135M for one sentence: a layer slider, the histogram of that layer's gate values
 // g (negative bins, which ReLU would turn into exactly 0, in their own colour and hatched), and a strip of every
-// layer's negative share with the chosen layer marked. All numbers are the build's (builder/real_model.py).
-import { h } from "./common.js";
+// layer's negative share with the chosen layer marked. All numbers are the build's (builder/real_model/).
+import { h, svg as s } from "./common.js";
 
-const SVG = "http://www.w3.org/2000/svg";
-const s = (tag, attrs, ...children) => {
-  const el = document.createElementNS(SVG, tag);
-  for (const [k, v] of Object.entries(attrs || {})) if (v !== null && v !== undefined) el.setAttribute(k, String(v));
-  for (const c of children.flat()) if (c) el.append(c instanceof Node ? c : document.createTextNode(String(c)));
-  return el;
-};
 const pct = (x) => `${Math.round(x * 100)}%`;
 
 const W = 360;

@@ -2,15 +2,7 @@
 // sums and the merged y = W·x + b give the same number; the toggle puts ReLU between the layers, and the curve
 // bends where a hidden unit crosses 0 while the merged line stays straight. The weights come from the build
 // (attention_core.activations.designed_two_layer_net); the arithmetic here is the three sums, shown term by term.
-import { h, short } from "./common.js";
-
-const SVG = "http://www.w3.org/2000/svg";
-const s = (tag, attrs, ...children) => {
-  const el = document.createElementNS(SVG, tag);
-  for (const [k, v] of Object.entries(attrs || {})) if (v !== null && v !== undefined) el.setAttribute(k, String(v));
-  for (const c of children.flat()) if (c) el.append(c instanceof Node ? c : document.createTextNode(String(c)));
-  return el;
-};
+import { h, short, svg as s } from "./common.js";
 
 const W = 320;
 const H = 200;

@@ -3,16 +3,8 @@
 // position. All numbers are the build's (attention_core/positional.py); the encodings arrive as signed bytes in a
 // data script of their own (a <script src>, which works on file://), loaded when the widget mounts; until then the
 // static view stays.
-import { choiceButtons, h, heatBackground, liveRegion, num } from "./common.js";
+import { choiceButtons, h, heatBackground, liveRegion, num, svg as s } from "./common.js";
 import { part } from "../shared/course.js";
-
-const SVG = "http://www.w3.org/2000/svg";
-const s = (tag, attrs, ...children) => {
-  const el = document.createElementNS(SVG, tag);
-  for (const [k, v] of Object.entries(attrs || {})) el.setAttribute(k, String(v));
-  for (const c of children) el.append(c instanceof Node ? c : document.createTextNode(String(c)));
-  return el;
-};
 
 function decode(b64) {
   const bin = atob(b64);

@@ -1,15 +1,7 @@
 // The real queries and keys of one layer of SmolLM2-135M, drawn on the plane that keeps most of their length
 // (builder/widgets/qk_vectors.py). One key head and the query heads that share it: switching heads moves the
 // orange queries, never the blue keys. Scores and weights come from the build (full 64-dimensional vectors).
-import { choiceButtons, h, liveRegion, note, num } from "./common.js";
-
-const SVG = "http://www.w3.org/2000/svg";
-const svg = (tag, attrs, ...children) => {
-  const el = document.createElementNS(SVG, tag);
-  for (const [k, v] of Object.entries(attrs || {})) el.setAttribute(k, String(v));
-  for (const c of children) el.append(c instanceof Node ? c : document.createTextNode(String(c)));
-  return el;
-};
+import { choiceButtons, h, liveRegion, note, num, svg } from "./common.js";
 
 export function mount(root, data) {
   const body = root.querySelector(".widget-body");

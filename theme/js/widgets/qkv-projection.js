@@ -2,15 +2,7 @@
 // query / key arrows, the score matrix QKᵀ/√d_k and the chosen query's softmax row follow live. The maths is
 // attention_core's, line for line (attention_core/qkv.py plane_projection, core.py softmax): the build's
 // initial state is in data.reference and the e2e tests compare other positions with attention_core.
-import { choiceButtons, h, liveRegion, note, num, pctRow, shade } from "./common.js";
-
-const SVG = "http://www.w3.org/2000/svg";
-const svg = (tag, attrs, ...children) => {
-  const el = document.createElementNS(SVG, tag);
-  for (const [k, v] of Object.entries(attrs || {})) el.setAttribute(k, String(v));
-  for (const c of children) el.append(c instanceof Node ? c : document.createTextNode(String(c)));
-  return el;
-};
+import { choiceButtons, h, liveRegion, note, num, pctRow, shade, svg } from "./common.js";
 
 /** x @ W for W = scale · [[cos, sin], [−sin, cos]]: x turned anticlockwise by `deg` and stretched. */
 export function planeProjection(deg, scale) {

@@ -2,16 +2,7 @@
 // way in, the stages of one block inside a frame marked "× N 层", the way out — and a panel with the shapes and one
 // sentence for the chosen stage. Click or tap a stage, or use 上一站 / 下一站; in the diagram the arrow keys move
 // between stages (one stage in the tab order), Enter or Space picks one. Every size and word comes from the data.
-import { h } from "./common.js";
-
-const SVG = "http://www.w3.org/2000/svg";
-
-function s(tag, attrs, ...children) {
-  const el = document.createElementNS(SVG, tag);
-  for (const [key, value] of Object.entries(attrs || {})) if (value !== null && value !== undefined) el.setAttribute(key, String(value));
-  for (const child of children.flat()) if (child !== null && child !== undefined) el.append(child instanceof Node ? child : document.createTextNode(String(child)));
-  return el;
-}
+import { h, svg as s } from "./common.js";
 
 const dimsText = (dims) => dims.join(" × ");
 const ROW = 30; // one stage's height in the diagram (viewBox units)

@@ -7,6 +7,7 @@ of the cell that failed.
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import importlib.metadata
 import json
@@ -66,8 +67,10 @@ def run_page_cells(context: ParseContext, cache_dir: Path | None, root: Path, ru
                                    keep=lambda r: r[1] is None)
     outputs, failure = result
     for cell, output in zip(cells, outputs):
-        output.chunks = [_figure_file(stream, text, context) for stream, text in output.chunks]
-        cell.output = output
+        # A copy: the cache hands every build of this process the same object, and the next build of the page
+        # (another output folder) must find the figures' bytes in it again to write its own files.
+        cell.output = dataclasses.replace(
+            output, chunks=[_figure_file(stream, text, context) for stream, text in output.chunks])
     if failure is not None:
         index, message, offset = failure
         context.problems.add(Code.CELL, context.rel, context.line_offset + _fence_line(cells[index]) + 1 + offset,

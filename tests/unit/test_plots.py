@@ -220,3 +220,33 @@ def test_figures_drawn_at_build_time_are_deterministic_pngs(runtime) -> None:
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and b"tIME" not in png and b"Software" not in png
     assert first["chunks"] == second["chunks"]  # same bytes on every build
     assert first["repr"] is None  # a plotting call's artist list is not echoed
+
+
+def test_every_build_of_a_page_writes_its_figures_even_when_the_outputs_come_from_this_process_s_cache(
+        tmp_path, monkeypatch) -> None:
+    """The cache keeps the cell outputs it returns in memory, so the second build in a process (the tests build
+    the course into several folders) gets the very objects the first one read. Turning the PNG into a site file
+    must not strip those objects: CI once built a site whose pages pointed at assets/figures/*.png it never wrote."""
+    from builder.cells import run as cells_run
+    from builder.model import Cell, ParseContext
+    from builder.errors import Problems
+
+    png = b"\x89PNG\r\n\x1a\nfake"
+    figure = json.dumps({"kind": "image/png", "data": base64.b64encode(png).decode(), "meta": {}})
+    executed = []
+
+    def fake_execute(cells, root, runtime=None):
+        executed.append(len(cells))
+        return [CellOutput(chunks=[("stdout", "hi\n"), ("display", figure)])], None
+
+    monkeypatch.setattr(cells_run, "_execute", fake_execute)
+    files = []
+    for _ in range(2):
+        context = ParseContext("page.md", 0, Problems())
+        context.cells = [Cell(token=None, id="plot", code="plt.plot([1, 2])", code_offset=1)]  # type: ignore[arg-type]
+        cells_run.run_page_cells(context, tmp_path, ROOT, None)
+        files.append(dict(context.facts.files))
+        chunk = json.loads(context.cells[0].output.chunks[1][1])
+        assert "data" not in chunk and chunk["src"] in context.facts.files  # the page shows the file, not base64
+    assert executed == [1]  # the second build's outputs came from the cache …
+    assert files[0] == files[1] and list(files[0].values()) == [png]  # … and it still wrote the figure

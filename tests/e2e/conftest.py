@@ -195,15 +195,43 @@ def artifact(name: str) -> Path:
     return ARTIFACTS / name
 
 
+FRAMES_JS = """() => new Promise((resolve) => {
+  // Two animation frames, or 250 ms if none comes: headless Chromium can stop producing frames under load, and an
+  // evaluate() waiting on requestAnimationFrame alone then never returns (a full run hung here until pytest-timeout).
+  let done = false;
+  const end = () => { if (!done) { done = true; resolve(); } };
+  requestAnimationFrame(() => requestAnimationFrame(end));
+  setTimeout(end, 250);
+})"""
+
+
+def wait_frames(page) -> None:
+    """Let the page lay out and paint (two frames, bounded: FRAMES_JS)."""
+    page.evaluate(FRAMES_JS)
+
+
 def read_through(page) -> None:
-    """Scroll the page from top to bottom one screen at a time, as a reader does, and back to the top: every section
-    is rendered once (content-visibility: auto, theme/css/base.css), and every widget's script is loaded a screen
-    before its widget comes into view (theme/js/site/lazy-widgets.js)."""
+    """Scroll the page from top to bottom half a screen at a time, as a reader does, and back to the top: every
+    section is rendered once (content-visibility: auto, theme/css/base.css), and every widget's script is loaded
+    a screen before its widget comes into view (theme/js/site/lazy-widgets.js). Like a reader, who spends seconds
+    on a screen, it moves on once the widgets within a screen of the view have mounted (at most 5 s per step):
+    a loaded machine must not make the scroll outrun the scripts, or a test sees shifts no reader would."""
     page.evaluate("""async () => {
-      const frames = () => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
-      for (let y = 0; y < document.documentElement.scrollHeight; y += innerHeight / 2) {
+      const frames = """ + FRAMES_JS + """;
+      const pending = () => [...document.querySelectorAll('.widget[data-widget]')].some((w) => {
+        if (w.dataset.ready) return false;
+        const r = w.getBoundingClientRect();
+        return r.bottom > -innerHeight && r.top < 2 * innerHeight;
+      });
+      const settled = async () => {
+        const start = performance.now();
+        while (pending() && performance.now() - start < 5000) await new Promise((r) => setTimeout(r, 50));
+      };
+      const step = Math.max(innerHeight / 2, 200);
+      for (let y = 0, i = 0; y < document.documentElement.scrollHeight && i < 2000; y += step, i++) {
         window.scrollTo(0, y);
         await frames();
+        if (i > 0) await settled();  // before the first scroll, widgets below the view wait for the reader to start
       }
       window.scrollTo(0, 0);
       await frames();

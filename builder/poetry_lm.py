@@ -21,7 +21,6 @@ from attention_core import ngram
 from . import cache as cachestore
 from .corpus import PACKAGE, POEMS_SHA256, corpus_dir, tang_poems
 from .model import BuildOptions
-from .model_weights import _lock
 
 POEM_RE = re.compile(r"^[\u4e00-\u9fff，。]{10,}$")  # CJK ideographs and the two marks: drops notes, gaps, variants
 HELD_OUT_EVERY = 10  # poem 0, 10, 20, … of the cleaned list is held out (10 %), the rest is training data
@@ -168,11 +167,8 @@ def results(options: BuildOptions) -> dict[str, Any]:
     folder = corpus_dir(options)
     folder.mkdir(parents=True, exist_ok=True)
     with cachestore.BuildCache(folder / "results.sqlite") as store:
-        found = store.get(key)
-        if found is not None:
-            return found
-        with _lock(folder / ".results.lock"):  # parallel test workers: one trains, the others then read it
-            return cachestore.cached(store, key, lambda: compute(tang_poems(options)))
+        # parallel test workers: one trains, the others then read it
+        return cachestore.cached(store, key, lambda: compute(tang_poems(options)), lock=folder / ".results.lock")
 
 
 __all__ = ["compute", "results", "split"]

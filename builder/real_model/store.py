@@ -16,7 +16,7 @@ from typing import Callable, TypeVar
 
 from .. import cache as cachestore
 from ..model import BuildOptions
-from ..model_weights import GGUF_SHA256, MODELS_DIR, _lock, ensure_smollm2
+from ..model_weights import GGUF_SHA256, MODELS_DIR, ensure_smollm2
 
 T = TypeVar("T")
 
@@ -71,14 +71,9 @@ def cached_result(options: BuildOptions, compute: Callable[[], T], kind: str, *i
     """`compute()`'s result for these inputs, from the model folder's store if it was computed before."""
     key = cachestore.digest(kind, GGUF_SHA256, _code_digest(), *inputs)
     with _results(options) as store:
-        found = store.get(key)
-        if found is not None:
-            return found
-        # Builds started together (the test workers, on a cold machine) compute each result once: the others wait
-        # and read it. One lock per kind, so a result computed from another kind's (a gallery from sentence runs)
-        # cannot wait on itself.
-        with _lock(model_dir(options) / f".{kind}.lock"):
-            return cachestore.cached(store, key, compute)
+        # Builds started together (the test workers, on a cold machine) compute each result once. One lock per
+        # kind, so a result computed from another kind's (a gallery from sentence runs) cannot wait on itself.
+        return cachestore.cached(store, key, compute, lock=model_dir(options) / f".{kind}.lock")
 
 
 def count_tokens(options: BuildOptions, text: str) -> int:

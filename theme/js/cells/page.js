@@ -9,6 +9,7 @@ import { OutputView } from "./output.js";
 import { loadEdit, saveEdit, clearEdit } from "./storage.js";
 import { watchOtherTabs } from "./tabs.js";
 import { loadEditor, whenIdleAfterLoad } from "./lazy-editor.js";
+import { LazyRuntime } from "./lazy-runtime.js";
 
 const seconds = (ms) => `${(ms / 1000).toFixed(2)} s`;
 const ERROR_LINE_RE = /File "<cell-([^>]*)>", line (\d+)/g;
@@ -257,7 +258,7 @@ class Cell {
 }
 
 export class CellsPage {
-  constructor(doc, sections, { completionsURL, editorURL, widgetBase }) {
+  constructor(doc, sections, { completionsURL, editorURL, widgetBase, runtimeURL }) {
     this.doc = doc;
     this.widgetBase = widgetBase || "";
     this.slug = doc.body.dataset.page || location.pathname;
@@ -267,7 +268,9 @@ export class CellsPage {
     this.bar = doc.querySelector(".cells-bar");
     this.barStatus = this.bar?.querySelector(".cells-bar-status");
     this.prelude = this.bar?.querySelector(".cells-prelude")?.textContent || "";
-    this.runtime = course().python?.getRuntime ? course().python.getRuntime() : null;
+    // python-runtime.js already on the page (a harness) is used as is; otherwise it loads when first needed.
+    this.runtime = course().python?.getRuntime ? course().python.getRuntime()
+      : runtimeURL ? new LazyRuntime(runtimeURL) : null;
     this.editorURL = editorURL;
     this.editor = null; // the API of assets/editor.js, once loaded
     this.editorSoon = false; // a stored edit is shown as plain text: highlight it without waiting for the reader
@@ -283,22 +286,25 @@ export class CellsPage {
     if (!this.runtime) this.setBarStatus("Python 运行环境不可用：只能查看构建时输出。", "error");
     this.watchForPrefetch();
     this.watchForEditor();
-    // The worker threads start now (no download). The runtime index (8 KB) waits for the reader's first sign of
-    // life — a scroll, touch, pointer move or key — so it is not part of the page's first view (issue 19), yet
-    // is there before any click on 运行 (a run loads it itself if not).
+    // The runtime's script (44 KiB), its worker threads and its index (8 KiB) wait for the reader's first sign
+    // of life — a scroll, touch, pointer move or key — so they are not part of the page's first view (issue 19),
+    // yet are there before any click on 运行 (a run loads what is missing itself). A runtime already on the
+    // page starts its threads now (no download).
     if (this.runtime) {
-      this.runtime.prepare({ index: false });
-      if (!option("noPrefetch") && !navigator.connection?.saveData) this.loadIndexOnFirstInput();
+      if (!(this.runtime instanceof LazyRuntime)) this.runtime.prepare({ index: false });
+      this.prepareOnFirstInput(!option("noPrefetch") && !navigator.connection?.saveData);
     }
   }
 
-  loadIndexOnFirstInput() {
+  /** At the reader's first input: the runtime's script (if not on the page yet) and its worker threads (no
+   *  download of Python); with `prefetch`, also the runtime index and, once Python is idle, what this page's
+   *  cells import (matplotlib). */
+  prepareOnFirstInput(prefetch) {
     const events = ["scroll", "pointermove", "pointerdown", "touchstart", "keydown", "wheel"];
     const go = () => {
       for (const type of events) window.removeEventListener(type, go, true);
-      this.runtime.prepare({ index: true }); // the workers are already there: only the index is read
-      // what this page's cells import (matplotlib) is loaded when Python is idle, unless data is to be saved
-      if (this.runtime.preloadFor) this.runtime.preloadFor(this.cells.map((c) => c.original));
+      this.runtime.prepare({ index: prefetch });
+      if (prefetch && this.runtime.preloadFor) this.runtime.preloadFor(this.cells.map((c) => c.original));
     };
     for (const type of events) window.addEventListener(type, go, { capture: true, passive: true });
   }

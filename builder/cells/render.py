@@ -63,10 +63,14 @@ def _display_html(payload: str) -> tuple[str, str]:
     meta = d.get("meta", {})
     if d["kind"] == "image/png":
         size = "".join(f' {a}="{int(meta[k])}"' for a, k in (("width", "cssWidth"), ("height", "cssHeight")) if k in meta)
-        src = escapeHtml(d["src"]) if "src" in d else f'data:image/png;base64,{d["data"]}'
-        lazy = ' loading="lazy" decoding="async"' if "src" in d else ""
-        return (f'<img class="cell-figure" src="{src}"{size}{lazy} '
-                f'alt="{escapeHtml(str(meta.get("alt", "matplotlib 图")))}">'), ""
+        alt = escapeHtml(str(meta.get("alt", "matplotlib 图")))
+        if "src" not in d:
+            return f'<img class="cell-figure" src="data:image/png;base64,{d["data"]}"{size} alt="{alt}">', ""
+        # A file: without JavaScript the <source> shows it at once; with it, theme/js/site/lazy-figures.js sets
+        # the <img>'s src when the cell nears the view (not Chromium's wider loading="lazy": issue 19's first view).
+        src = escapeHtml(d["src"])
+        return (f'<picture><source srcset="{src}" media="(scripting: none)">'
+                f'<img class="cell-figure" data-src="{src}"{size} decoding="async" alt="{alt}"></picture>'), ""
     if d["kind"] == WIDGET_KIND:
         return "", _widget_html(json.loads(d["data"]))
     return f'<span class="cell-note">（无法显示的输出：{escapeHtml(d["kind"])}）</span>', ""

@@ -83,13 +83,19 @@ def test_a_matplotlib_cell_draws_a_figure_and_shows_the_download(page):
     page.add_init_script(NO_PREFETCH)
     page.add_init_script(RECORD_STATUS)
     page.goto(page.base + EXPLAINER)
-    # Without JavaScript's help the stored figure is already there: a lazy <img> of the build's PNG file.
+    # The stored figure is the build's PNG file, fetched only once the cell nears the view
+    # (theme/js/site/lazy-figures.js), in a box of its final size from the start.
     static_img = page.locator(f"{PLOT_CELL} img.cell-figure")
-    assert re.fullmatch(r"assets/figures/[0-9a-f]{20}\.png", static_img.get_attribute("src"))
-    assert static_img.get_attribute("loading") == "lazy"
+    stored = static_img.get_attribute("data-src")
+    assert re.fullmatch(r"assets/figures/[0-9a-f]{20}\.png", stored)
+    assert static_img.get_attribute("src") is None
+    assert not [u for u in page.watch.requests if "assets/figures/" in u], "a figure far below was fetched at load"
+    box = static_img.bounding_box()
     static_img.scroll_into_view_if_needed()
-    page.wait_for_function(f"document.querySelector('{PLOT_CELL} img.cell-figure').complete")
+    page.wait_for_function(f"(i => i && i.complete && i.naturalWidth > 0)(document.querySelector('{PLOT_CELL} img.cell-figure'))")
+    assert static_img.get_attribute("src") == stored
     assert static_img.evaluate("i => [i.naturalWidth, i.naturalHeight]") == [921, 547]
+    assert round(static_img.bounding_box()["height"]) == round(box["height"])  # loading it moved nothing
     assert run_cell(page, PLOT_CELL).startswith("完成"), page.text_content(f"{PLOT_CELL} .cell-log")
     img = page.query_selector(f"{PLOT_CELL} img.cell-figure")
     live = page.evaluate(PIXELS, img)
@@ -107,6 +113,21 @@ def test_a_matplotlib_cell_draws_a_figure_and_shows_the_download(page):
     loaded = [u for u in page.watch.requests if any(n in u for n in names)]
     assert any("matplotlib-" in u for u in loaded), loaded
     page.locator(PLOT_CELL).screenshot(path=str(artifact(f"plot-cell-{'file' if page.base.startswith('file') else 'http'}.png")))
+
+
+def test_stored_figures_show_without_javascript(browser, http_base, file_base):
+    """No script, no lazy loader: the <picture>'s (scripting: none) source shows the build's PNG at once."""
+    for base in (http_base, file_base):
+        context = browser.new_context(java_script_enabled=False, viewport={"width": 390, "height": 844})
+        page = context.new_page()
+        page.goto(base + EXPLAINER)
+        img = page.locator(f"{PLOT_CELL} img.cell-figure")
+        img.scroll_into_view_if_needed()
+        page.wait_for_function(f"(i => i.complete && i.naturalWidth > 0)(document.querySelector('{PLOT_CELL} img.cell-figure'))",
+                               timeout=15_000)
+        assert img.evaluate("i => [i.naturalWidth, i.naturalHeight, new URL(i.currentSrc).pathname.split('/').pop()]") == \
+            [921, 547, img.get_attribute("data-src").split("/")[-1]], base
+        context.close()
 
 
 def test_a_page_that_never_plots_loads_no_matplotlib_bytes(page):
@@ -157,7 +178,7 @@ def cell_pages(request, built_site, http_base, file_base):
 def stored_image_hashes(page, site) -> list[str]:
     """sha256 of the build's figure files the page shows (read from disk: file:// pages cannot fetch them)."""
     import hashlib
-    srcs = page.eval_on_selector_all(".code-cell img.cell-figure", "els => els.map(e => e.getAttribute('src'))")
+    srcs = page.eval_on_selector_all(".code-cell img.cell-figure", "els => els.map(e => e.dataset.src || e.getAttribute('src'))")
     return [hashlib.sha256((site / src).read_bytes()).hexdigest() for src in srcs]
 
 

@@ -6,13 +6,14 @@ import { initQuizzes } from "./site/quiz.js";
 import { initSearch } from "./site/search.js";
 import { initPrint, initReadingProgress, keepWidgetFallbacksForPrint } from "./site/reading.js";
 import { initLazyWidgets } from "./site/lazy-widgets.js";
+import { initLazyFigures } from "./site/lazy-figures.js";
 import { initScrollHints } from "./site/scroll-hint.js";
 import { initGlossary } from "./site/glossary.js";
 
 // Widgets are mounted by their own scripts (assets/widget-<name>.js), loaded after this one on pages that have them
 // (or, for lazy kinds, when one of their widgets nears the viewport: site/lazy-widgets.js).
 const features = [initToc, keepWidgetFallbacksForPrint, initProgress, initQuizzes, initSearch, initReadingProgress, initPrint,
-  initScrollHints, initGlossary, initLazyWidgets];
+  initScrollHints, initGlossary, initLazyWidgets, initLazyFigures];
 
 function start() {
   for (const init of features) {

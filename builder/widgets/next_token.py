@@ -8,11 +8,14 @@ two views of the same precomputed runs (theme/js/widgets/next-token.js draws the
 """
 from __future__ import annotations
 
+import hashlib
+import json
 from typing import Any
 
 from markdown_it.common.utils import escapeHtml
 
 from .. import real_model
+from ..bundle import browser_data_script
 from ..model_weights import ModelWeightsError
 from .fallback import fmt, note_html
 from .schema import Option, OptionError, Widget, WidgetDataError
@@ -70,7 +73,23 @@ def build_data(o: dict, build: Any) -> tuple[dict, dict[str, bytes]]:
     if o["view"] == "predict":
         data["temperatures"] = list(TEMPERATURES)
         data["value_index"] = TEMPERATURES.index(o["temperature"])
-    return data, {}
+    # The numbers of every prompt (4 × 20 temperatures × 11 probabilities, or 4 × 31 depths) are ~40 % of module
+    # 06's widget JSON: they travel in a data script the widget loads when it mounts (issue 19's first view);
+    # the page keeps the rest, and the fallback and the prose's quotes read the whole `data` at build time.
+    payload = json.dumps([{k: p[k] for k in HEAVY[o["view"]]} for p in prompts], separators=(",", ":"), ensure_ascii=False)
+    key = hashlib.sha256(payload.encode()).hexdigest()[:12]
+    path = f"assets/widgets/next-token-{key}.js"
+    data.update(data=path, key=key)
+    return data, {path: browser_data_script("nextToken", f"d{key}", payload)}
+
+
+HEAVY = {"predict": ("probs", "rest"), "lens": ("lens", "lens_prob", "rank", "answer_prob")}
+
+
+def embedded(d: dict) -> dict:
+    """The data as the page carries it: without the numbers that are in the data script."""
+    heavy = HEAVY[d["view"]]
+    return {**d, "prompts": [{k: v for k, v in p.items() if k not in heavy} for p in d["prompts"]]}
 
 
 def first_stays(ranks: list[int], best: int) -> int | None:
@@ -177,4 +196,5 @@ WIDGET = Widget("next-token", "真实模型的下一个 token：SmolLM2-135M", {
     "prompts": PromptsOption("prompts", DEFAULT_PROMPTS, "English prompts (at most 48 tokens each)"),
     "prompt": Option("integer", 0, "the prompt shown first (0-based)", minimum=0),
     "temperature": Option("number", 1, "initial temperature (0.1 … 2.0, step 0.1)", minimum=0.1, maximum=2),
-}, compute=lambda o: {}, fallback=fallback, check=check, accepts=lambda ex: None, build_data=build_data)
+}, compute=lambda o: {}, fallback=fallback, check=check, accepts=lambda ex: None, build_data=build_data,
+   embed=embedded, stylesheet="module-06")

@@ -5,6 +5,7 @@
 //             rank and probability of the final answer at that depth.
 // The live view draws the same table as the static fallback, so nothing moves when it mounts.
 import { choiceButtons, h, liveRegion, note, num } from "./common.js";
+import { loadDataScript } from "./data-script.js";
 
 /** One decimal; below 0.05% says so (next_token.py `percent1`). */
 export const percent1 = (p) => (p < 0.0005 ? "<0.1%" : `${num(p * 100, 1)}%`);
@@ -97,6 +98,12 @@ function lensView(data, area, live) {
 }
 
 export function mount(root, data) {
+  // the prompts' numbers are in a data script (builder/widgets/next_token.py HEAVY); the static view stays until then
+  return loadDataScript("nextToken", data).then((numbers) => start(root, {
+    ...data, prompts: data.prompts.map((p, i) => ({ ...p, ...numbers[i] })) }));
+}
+
+function start(root, data) {
   const body = root.querySelector(".widget-body");
   const live = liveRegion();
   const area = h("div", { class: "nt-area" });

@@ -4,7 +4,7 @@
 // data script of their own (a <script src>, which works on file://), loaded when the widget mounts; until then the
 // static view stays.
 import { choiceButtons, h, heatBackground, liveRegion, num, svg as s } from "./common.js";
-import { part } from "../shared/course.js";
+import { loadDataScript } from "./data-script.js";
 
 function decode(b64) {
   const bin = atob(b64);
@@ -15,23 +15,9 @@ function decode(b64) {
 
 const dark = () => window.matchMedia && window.matchMedia("(prefers-color-scheme: dark)").matches;
 
-function loadEncodings(data) {
-  const store = part("positionalEncoding");
-  const key = `d${data.key}`;
-  if (store[key]) return Promise.resolve(store[key]);
-  return new Promise((resolve, reject) => {
-    const script = document.createElement("script");
-    script.src = data.data;
-    script.onload = () => (store[key] ? resolve(store[key]) : reject(new Error(`${data.data} is empty`)));
-    script.onerror = () => { script.remove(); reject(new Error(`cannot load ${data.data}`)); };
-    document.head.append(script);
-  });
-}
-
 export function mount(root, data) {
-  loadEncodings(data).then((pe) => start(root, data, pe)).catch((err) => {
-    console.warn("positional-encoding:", err); // eslint-disable-line no-console  (the static view stays)
-  });
+  // (the static view stays until the encodings are there, and if they fail to load)
+  return loadDataScript("positionalEncoding", data).then((pe) => start(root, data, pe));
 }
 
 function start(root, data, pe) {

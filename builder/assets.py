@@ -35,20 +35,31 @@ def theme_css(minified: dict[str, str]) -> dict[str, bytes]:
     """One stylesheet per combination of OPTIONAL_CSS (each page links the one for what it has, templates/base.html):
     base.css first, then the theme's other stylesheets in name order, each minified — a page's bundle is the
     full list less the optional sheets it does not need, so the cascade order is the same on every page."""
-    ordered = dict(sorted(minified.items(), key=lambda item: (item[0] != "base.css", item[0])))
+    kinds = {name: text for name, text in minified.items() if name.startswith(WIDGET_CSS_DIR)}
+    ordered = dict(sorted(((n, t) for n, t in minified.items() if n not in kinds), key=lambda item: (item[0] != "base.css", item[0])))
     optional = [name for name in ordered if name in OPTIONAL_CSS]
     bundles = {}
     for k in range(len(optional) + 1):
         for chosen in itertools.combinations(optional, k):
             css = "".join(text for name, text in ordered.items() if name not in OPTIONAL_CSS or name in chosen)
             bundles[f"assets/{css_bundle_name(OPTIONAL_CSS[n] for n in chosen)}"] = css.encode("utf-8")
+    for name, text in kinds.items():
+        bundles[f"assets/{widget_css_asset(Path(name).stem)}"] = text.encode("utf-8")
     return bundles
+
+
+WIDGET_CSS_DIR = "widgets/"  # theme/css/widgets/<name>.css: one widget kind's (or a few kinds') own rules
+
+
+def widget_css_asset(stylesheet: str) -> str:
+    """A widget kind's own stylesheet (Widget.stylesheet) in the site: "widgets-qkv.css" (assets/, its URL key)."""
+    return f"widgets-{stylesheet}.css"
 
 
 def build_assets(options: BuildOptions) -> dict[str, bytes]:
     """Every asset but the Python runtime's large files: the theme's scripts and stylesheets (one esbuild run,
     builder/bundle.py), KaTeX's files, the theme's static files, the editor's NumPy completions."""
-    css_files = sorted((options.theme_dir / "css").glob("*.css"))
+    css_files = sorted((options.theme_dir / "css").glob("*.css")) + sorted((options.theme_dir / "css" / "widgets").glob("*.css"))
     try:
         files, minified = bundle_front_end(options.root, options.theme_dir, widgets=sorted(all_widgets()),
                                            python_runtime=options.python_runtime, css_files=css_files)

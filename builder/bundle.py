@@ -76,7 +76,9 @@ def bundle_front_end(root: Path, theme_dir: Path, *, widgets: list[str], python_
     result = _run(root, {"entries": entries, "css": [str(p) for p in css_files], "minify": minify,
                          "widgetsDir": str(js_dir / "widgets")})
     scripts = {f"assets/{name}": text.encode("utf-8") for name, text in sorted(result["files"].items())}
-    css = {Path(path).name: text for path, text in result["css"].items()}
+    css_dir = theme_dir / "css"  # keys: "base.css", …, "widgets/qkv.css" (a kind's own sheet)
+    css = {(Path(path).relative_to(css_dir).as_posix() if Path(path).is_relative_to(css_dir) else Path(path).name): text
+           for path, text in result["css"].items()}
     return scripts, css
 
 

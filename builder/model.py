@@ -209,7 +209,7 @@ class PageFacts:
     extra_ids: set[str] = field(default_factory=set)  # anchors that are not headings: widgets, quizzes, cells
     links: list[Link] = field(default_factory=list)
     formulas: list[tuple[Formula, int]] = field(default_factory=list)  # (formula, 0-based body line)
-    features: set[str] = field(default_factory=set)  # "cells", "quiz", "widgets", "widget-<name>"
+    features: set[str] = field(default_factory=set)  # "cells", "quiz", "widgets", "widget-<name>", "css-widgets-<sheet>"
     quiz_ids: list[str] = field(default_factory=list)
     images: dict[str, str] = field(default_factory=dict)  # output file ("assets/images/x-1a2b3c4d5e.png") → source file
     search_sections: list[SearchSection] | None = None  # None for the index page (not searched)

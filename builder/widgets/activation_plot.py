@@ -94,4 +94,4 @@ WIDGET = Widget("activation-plot", "激活函数与它的导数", {
     "functions": Option("choices", ["sigmoid", "relu", "gelu"], "activations drawn at first",
                         choices=tuple(ACTIVATIONS)),
     "x": Option("number", -2, "initial position of the point", minimum=-X_LIMIT, maximum=X_LIMIT),
-}, activation_plot_compute, activation_plot_fallback, activation_plot_check, quote=quote_named)
+}, activation_plot_compute, activation_plot_fallback, activation_plot_check, quote=quote_named, stylesheet="activation")

@@ -101,4 +101,4 @@ WIDGET = Widget("bigram", "二元模型：唐诗里下一个字是什么", {
     "char": CharOption("token", "山", "the character whose next-character distribution is shown first"),
     "temperature": Option("number", 1, "the sampler's initial temperature", minimum=0.2, maximum=2),
     "seed": Option("integer", 1, "the sampler's initial seed", minimum=0, maximum=2**31 - 1),
-}, compute=lambda o: {}, fallback=fallback, accepts=lambda ex: None, build_data=build_data, quote=quote_named)
+}, compute=lambda o: {}, fallback=fallback, accepts=lambda ex: None, build_data=build_data, quote=quote_named, stylesheet="bigram")

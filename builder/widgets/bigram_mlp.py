@@ -137,4 +137,4 @@ def fallback(d: dict) -> str:
 WIDGET = Widget("bigram-mlp", "MLP 语言模型学到了什么", {
     "parts": PartsOption("list", list(PARTS), f"what to show, in order: {', '.join(PARTS)}"),
 }, compute=lambda o: {}, fallback=fallback, accepts=lambda ex: None, build_data=build_data,
-    embed=lambda d: {"parts": d["parts"]}, quote=quote_named)  # the script draws nothing: the page carries the build's SVG only
+    embed=lambda d: {"parts": d["parts"]}, quote=quote_named, stylesheet="bigram")  # the script draws nothing: the page carries the build's SVG only

@@ -71,4 +71,4 @@ WIDGET = Widget("ffn-gate", "真实模型的门控：SmolLM2-135M 的 SwiGLU", {
     "sentence": Option("choice", "animal-tired", "sentence id (attention_core/models/sentences.py)",
                        choices=tuple(SENTENCES)),
     "layer": Option("integer", 12, "initial layer (0-based)", minimum=0),
-}, compute=lambda o: {}, fallback=fallback, accepts=lambda ex: None, build_data=build_data, quote=quote_named)
+}, compute=lambda o: {}, fallback=fallback, accepts=lambda ex: None, build_data=build_data, quote=quote_named, stylesheet="activation")

@@ -148,4 +148,4 @@ WIDGET = Widget("generation-tree", "一次生成一个 token：真实模型的�
     "depth": Option("integer", 7, "tokens the tree goes past the prompt (greedy after the branching)", minimum=1,
                     maximum=10),
     "temperature": TemperatureOption("number", 1.0, "initial temperature: 0.5, 1 or 2"),
-}, compute=lambda o: {}, fallback=fallback, accepts=lambda ex: None, build_data=build_data, lazy=True, quote=quote)
+}, compute=lambda o: {}, fallback=fallback, accepts=lambda ex: None, build_data=build_data, lazy=True, quote=quote, stylesheet="generation-tree")

@@ -91,4 +91,4 @@ WIDGET = Widget("kv-cache", "KV 缓存计算器：每个 token 要存多少字�
     "model": Option("token", SMOLLM2, "initially selected model"),
     "dtype": Option("choice", "float16", "number format (float16 also stands for bfloat16)", choices=DTYPES),
     "context": Option("integer", None, "context length in tokens (default SmolLM2's trained context)", minimum=1),
-}, compute=lambda o: {}, fallback=fallback, accepts=lambda ex: None, build_data=build_data, quote=quote_named)
+}, compute=lambda o: {}, fallback=fallback, accepts=lambda ex: None, build_data=build_data, quote=quote_named, stylesheet="qkv")

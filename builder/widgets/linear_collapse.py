@@ -63,4 +63,4 @@ def linear_collapse_fallback(d: dict) -> str:
 WIDGET = Widget("linear-collapse", "两层线性 = 一层线性？", {
     "x": Option("number", 1, "initial input x", minimum=-X_LIMIT, maximum=X_LIMIT),
     "activation": Option("choice", "none", "between the layers at first: none | relu", choices=("none", "relu")),
-}, linear_collapse_compute, linear_collapse_fallback, linear_collapse_check, quote=quote_named)
+}, linear_collapse_compute, linear_collapse_fallback, linear_collapse_check, quote=quote_named, stylesheet="activation")

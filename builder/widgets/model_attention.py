@@ -252,4 +252,4 @@ WIDGET = Widget("model-attention", "真实模型的注意力：SmolLM2-135M", {
                                  "sentence ids (attention_core/models/sentences.py)"),
     "layer": Option("integer", 4, "initial layer (0-based)", minimum=0),
     "head": HeadOption("head", 2, "initial head (0-based) or mean"),
-}, compute=lambda o: {}, fallback=fallback, check=check, accepts=lambda ex: None, build_data=build_data, lazy=True, embed=embedded)
+}, compute=lambda o: {}, fallback=fallback, check=check, accepts=lambda ex: None, build_data=build_data, lazy=True, embed=embedded, stylesheet="model-attention")

@@ -92,7 +92,7 @@ def fallback(d: dict) -> str:
 
 WIDGET = Widget("param-count", "参数都花在哪儿了？", {
     "preset": Option("choice", "gpt2-small", " | ".join(PRESETS), choices=tuple(PRESETS)),
-}, compute, fallback, accepts=lambda ex: None)
+}, compute, fallback, accepts=lambda ex: None, stylesheet="module-06")
 
 
 def preset_counts() -> dict[str, dict[str, Any]]:

@@ -100,4 +100,4 @@ WIDGET = Widget("positional-encoding", "正弦位置编码", {
     "dim": Option("integer", 64, "the dimension count shown first (one of dims)", minimum=2),
     "position": Option("integer", 10, "the position whose similarities are drawn first", minimum=0),
     "base": Option("number", 10000, "the base of the frequencies (10000 in the paper)", minimum=2, maximum=1e7),
-}, compute, fallback, check, accepts=lambda ex: None, build_data=build_data, lazy=True)
+}, compute, fallback, check, accepts=lambda ex: None, build_data=build_data, lazy=True, stylesheet="module-06")

@@ -117,4 +117,4 @@ WIDGET = Widget("qk-vectors", "真实模型的 Query 与 Key：SmolLM2-135M", {
     "kv_head": Option("integer", 0, "key/value head (0-based): its query heads are shown", minimum=0),
     "head": Option("integer", None, "initial query head (default the group's last)", minimum=0),
     "query": Option("token", None, "initial query token (default the last)"),
-}, compute=lambda o: {}, fallback=fallback, accepts=lambda ex: None, build_data=build_data, quote=quote_named)
+}, compute=lambda o: {}, fallback=fallback, accepts=lambda ex: None, build_data=build_data, quote=quote_named, stylesheet="qkv")

@@ -80,4 +80,4 @@ WIDGET = Widget("qkv-projection", "转一转 W_Q 和 W_K：Query 与 Key 从哪�
     "angle_k": Option("number", -40, "initial turn of W_K in degrees", minimum=-180, maximum=180),
     "scale_k": Option("number", 1, "initial stretch of W_K", minimum=SCALE_RANGE[0], maximum=SCALE_RANGE[1]),
     "query": Option("token", None, "initially selected word (default the first)"),
-}, compute, fallback, check, accepts=lambda ex: None, quote=quote_named)
+}, compute, fallback, check, accepts=lambda ex: None, quote=quote_named, stylesheet="qkv")

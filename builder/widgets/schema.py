@@ -143,6 +143,9 @@ class Widget:
     # ``{data}`<kind> <selectors…> <target>` `` for a kind quote.py does not know: quote(data, selectors, target)
     # → the text the widget shows, or ValueError with the reason
     quote: Callable[[dict, list[str], str], str] | None = None
+    # theme/css/widgets/<stylesheet>.css: this kind's own rules, linked only by pages that have such a widget
+    # (None: its rules are in theme/css/widgets.css, which every page with widgets links)
+    stylesheet: str | None = None
 
     def defaults(self) -> dict[str, Any]:
         return {k: opt.default for k, opt in self.options.items()}

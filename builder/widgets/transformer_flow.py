@@ -145,4 +145,4 @@ WIDGET = Widget("transformer-flow", "一个 token 的旅程：逐站走过 Trans
     "sentence": TextOption("text", DEFAULT_SENTENCE, "an English sentence; its last token is followed"),
     "stage": StageOption("choice", "tokens", "the stage shown first: " + ", ".join(STAGE_IDS)),
 }, compute=lambda o: {}, fallback=fallback, accepts=lambda ex: None, build_data=build_data, quote=quote,
-                embed=embedded)
+                embed=embedded, stylesheet="transformer-flow")

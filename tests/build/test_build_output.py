@@ -48,8 +48,10 @@ def test_pages_use_only_relative_urls_and_nothing_external_is_loaded(course_site
     for html_file in course_site.glob("*.html"):
         html = html_file.read_text(encoding="utf-8")
         assert 'lang="zh-CN"' in html
-        for attr, url in re.findall(r'\b(src|href)="([^"]*)"', html):
-            if attr == "src" or re.search(r"<link[^>]+href=\"" + re.escape(url), html):
+        # (data-src, srcset: the build's figures, loaded by theme/js/site/lazy-figures.js or without script;
+        # data-runtime: python-runtime.js, loaded by cells.js when first needed)
+        for attr, url in re.findall(r'\b(src|href|data-src|srcset|data-runtime)="([^"]*)"', html):
+            if attr != "href" or re.search(r"<link[^>]+href=\"" + re.escape(url), html):
                 if url.startswith("data:"):
                     continue
                 assert not re.match(r"^[a-z]+:|^//|^/", url), f"{html_file.name}: non-relative {attr}={url}"
@@ -112,6 +114,50 @@ def test_each_page_links_the_theme_stylesheet_for_the_features_it_has(course_sit
         assert shipped == "".join(minified[n] for n in order if n not in OPTIONAL_CSS or OPTIONAL_CSS[n] in needs)
         assert ("heat-cell" in shipped) == ("widgets" in needs) and (".cell-run" in shipped) == ("cells" in needs)
         assert (".cards{" in shipped and ".progress-continue{" in shipped) == ("index" in needs)
+
+
+def test_a_later_widget_kinds_own_rules_are_linked_only_by_pages_that_have_one(course_site):
+    """theme/css/widgets/<name>.css → assets/widgets-<name>.css (Widget.stylesheet), after the theme's bundle, on
+    exactly the pages with a widget of a kind that names it (issue 19: module 06 no longer carries module 04's CSS)."""
+    from builder.bundle import esbuild_minify_css
+    from builder.widgets import all_widgets
+
+    sheets = {p.stem: p for p in (ROOT / "theme/css/widgets").glob("*.css")}
+    named = {w.stylesheet for w in all_widgets().values() if w.stylesheet}
+    assert named == set(sheets), "every kind's sheet exists, and every sheet belongs to a kind"
+    seen = set()
+    for page in course_site.glob("*.html"):
+        html = page.read_text(encoding="utf-8")
+        kinds = set(re.findall(r'<div class="widget widget-[\w-]+" data-widget="([\w-]+)"', html))
+        want = sorted({all_widgets()[k].stylesheet for k in kinds} - {None})
+        links = re.findall(r'<link rel="stylesheet" href="assets/([^"?]+)\?v=', html)
+        linked = [h[len("widgets-"):-len(".css")] for h in links if h.startswith("widgets-")]
+        assert sorted(linked) == want, page.name
+        if linked:  # after the bundle: the cascade order of the one stylesheet these rules came from
+            assert links.index(f"widgets-{linked[0]}.css") > next(i for i, h in enumerate(links) if h.startswith("site"))
+        seen.update(linked)
+    assert {"module-06", "bigram", "activation"} <= seen
+    for name in seen:
+        shipped = (course_site / "assets" / f"widgets-{name}.css").read_text(encoding="utf-8")
+        assert shipped == esbuild_minify_css(ROOT, sheets[name].read_text(encoding="utf-8"))
+    bundle = (course_site / "assets" / "site-cells-quiz-widgets.css").read_text(encoding="utf-8")
+    assert ".nt-lens" not in bundle and ".bigram-poem" not in bundle and ".heat-cell" in bundle
+
+
+def test_next_tokens_numbers_travel_in_a_data_script_not_in_the_page(course_site):
+    """Module 06's next-token widgets keep their probabilities out of the page's first view: the widget loads them."""
+    html = (course_site / "module-06-transformer.html").read_text(encoding="utf-8")
+    blocks = re.findall(r'data-widget="next-token".*?<script type="application/json" class="widget-data">(.*?)</script>',
+                        html, re.S)
+    assert len(blocks) == 2
+    for block, heavy in zip(blocks, (("probs", "rest"), ("lens", "lens_prob", "rank", "answer_prob"))):
+        data = json.loads(block)
+        assert all(not set(heavy) & set(p) for p in data["prompts"])
+        script = (course_site / data["data"]).read_text(encoding="utf-8")
+        prefix = f"((self.Course=self.Course||{{}}).nextToken=self.Course.nextToken||{{}}).d{data['key']}="
+        assert script.startswith(prefix)
+        numbers = json.loads(script[len(prefix):].rstrip().rstrip(";"))
+        assert [sorted(n) for n in numbers] == [sorted(heavy)] * len(data["prompts"])
 
 
 def test_each_page_loads_the_scripts_of_its_own_widget_kinds_only(course_site):

@@ -248,12 +248,16 @@ RUN_TO_FIGURE = """
 async (index) => {
   const cell = document.querySelectorAll('.code-cell')[index];
   const t0 = performance.now();
-  const done = new Promise((resolve) => {
+  // A cell that fails (or never draws) ends the wait with its status, instead of hanging the benchmark.
+  const done = new Promise((resolve, reject) => {
+    const give_up = setTimeout(() => { mo.disconnect(); reject(new Error('no figure after 180 s: ' + status())); }, 180000);
+    const status = () => (cell.querySelector('.cell-status') || {}).textContent || '';
     const mo = new MutationObserver(() => {
       const img = cell.querySelector('img.cell-figure[src^="blob:"]');
-      if (img) { mo.disconnect(); img.decode().then(() => resolve(performance.now() - t0)); }
+      if (img) { mo.disconnect(); clearTimeout(give_up); img.decode().then(() => resolve(performance.now() - t0)); }
+      else if (/出错|无法/.test(status())) { mo.disconnect(); clearTimeout(give_up); reject(new Error('the cell failed: ' + status())); }
     });
-    mo.observe(cell, {subtree: true, childList: true, attributes: true});
+    mo.observe(cell, {subtree: true, childList: true, attributes: true, characterData: true});
   });
   cell.querySelector('[data-action="run"]').click();
   const ms = await done;

@@ -13,6 +13,7 @@ from typing import Iterable
 from builder import cache as cachestore
 from builder.errors import AssetError
 
+from .compact import style_class_rules
 from .css import classes_in, prune_katex_css
 from .engines import KATEX_DIST
 from .subset import KATEX_FONTS_DIR, autohinter_reference, subset_fonts_cached
@@ -24,12 +25,13 @@ KATEX_CSS_PATH = "assets/katex/katex.min.css"
 def katex_css(root: Path) -> str:
     """KaTeX's stylesheet as the site ships it: its @font-face rules name only the woff2 files (every browser
     we target reads woff2, so the woff/ttf fallbacks are dropped instead of being shipped). The pages stage
-    reads it too, to preload each page's fonts (fonts.py)."""
+    reads it too, to preload each page's fonts (fonts.py). Appended: the rules of compact.py's shared style classes."""
     css_path = root / KATEX_DIST / "katex.min.css"
     if not css_path.exists():
         raise AssetError(str(KATEX_DIST), "KaTeX is not installed: run `npm ci` (or `make site`)")
     css = css_path.read_text(encoding="utf-8")
-    return re.sub(r',url\(fonts/[^)]+\.(?:woff|ttf)\) format\("(?:woff|truetype)"\)', "", css)
+    # + the rules of the shared style classes compact_katex_html writes (pruning keeps the ones formulas use)
+    return re.sub(r',url\(fonts/[^)]+\.(?:woff|ttf)\) format\("(?:woff|truetype)"\)', "", css) + style_class_rules()
 
 
 def katex_files(root: Path) -> dict[str, bytes]:

@@ -8,7 +8,7 @@ from html.parser import HTMLParser
 import pytest
 
 from builder.katex import site_assets
-from builder.katex.compact import compact_katex_html
+from builder.katex.compact import STYLE_CLASSES, compact_katex_html, style_class_rules
 from builder.katex.css import _split_selectors, classes_in, css_blocks, prune_katex_css
 from builder.katex.engines import PykatexEngine, default_engine
 from builder.katex.subset import AUTOHINTER_REFERENCE, autohinter_reference, subset_font
@@ -37,6 +37,7 @@ class _Tree(HTMLParser):
         if tag == "semantics":
             return
         normal = []
+        attrs = _shared_classes_as_style(attrs)
         for name, value in attrs:
             if name == "xmlns":
                 continue
@@ -59,6 +60,24 @@ class _Tree(HTMLParser):
     def handle_data(self, data):
         if not self.skip:
             self.stack[-1].append(data)
+
+
+def _shared_classes_as_style(attrs: list) -> list:
+    """A shared style class (compact.STYLE_CLASSES, `k<i>`) read back as the style attribute it stands for."""
+    out, style = [], None
+    for name, value in attrs:
+        if name == "class":
+            names = value.split()
+            shared = [c for c in names if re.fullmatch(r"k\d+", c)]
+            assert len(shared) <= 1, value
+            if shared:
+                style = STYLE_CLASSES[int(shared[0][1:])]
+                names.remove(shared[0])
+            if names:
+                out.append((name, " ".join(names)))
+        else:
+            out.append((name, value))
+    return out + ([("style", style)] if style else [])
 
 
 def tree(html: str) -> list:
@@ -93,6 +112,20 @@ def test_compact_html_drops_namespaces_tex_source_and_style_padding(typeset):
     assert not re.search(r'style="[^"]*(?<![\w.])0\.\d', joined)  # no leading zero
     assert joined.count('<span class="katex-html" aria-hidden="true">') == len(compacts)  # what search relies on
     assert after < 0.92 * before, (before, after)
+
+
+def test_the_shared_style_classes_have_one_rule_each_in_the_site_stylesheet_and_replace_the_styles(typeset):
+    rules = style_class_rules()
+    assert rules.count("{") == len(STYLE_CLASSES)
+    assert ".katex .k1{margin-right:.2778em!important}" in rules  # the thick space, \\; or a relation's gap
+    assert ".katex .k7{height:1em!important;vertical-align:-.25em!important}" in rules
+    joined = "".join(compact_katex_html(h) for h in typeset.values())
+    for style in STYLE_CLASSES:
+        assert f'style="{style}"' not in joined
+    assert re.search(r'class="mspace k[0-9]+"', joined)
+    # the shipped stylesheet (pruned to what the formulas use) has them
+    css = site_assets.katex_css(ROOT)
+    assert css.endswith(rules) and prune_katex_css(css, classes_in(joined)).count(".katex .k") >= 10
 
 
 def test_compact_html_is_what_the_math_stage_caches_and_returns(tmp_path):

@@ -1,10 +1,12 @@
-"""The site ships KaTeX's stylesheet pruned to what its formulas use (builder/katex/css.py: prune_katex_css). In a real
-browser, every element of every formula must get exactly the computed style it gets from KaTeX's full
-stylesheet."""
+"""The site ships KaTeX's stylesheet pruned to what its formulas use (builder/katex/css.py: prune_katex_css), and its
+most frequent inline styles as shared classes (builder/katex/compact.py: STYLE_CLASSES). In a real browser, every
+element of every formula must get exactly the computed style it gets from KaTeX's full stylesheet and KaTeX's own
+inline styles."""
 from __future__ import annotations
 
 import pytest
 
+from builder.katex.compact import STYLE_CLASSES
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.e2e
@@ -20,11 +22,21 @@ COMPUTED = """async () => { await document.fonts.ready; return Array.from(docume
   return out.join(';');
 }); }"""
 
-SWAP_TO_FULL = """(css) => {
+# KaTeX's full stylesheet instead of the shipped one, and each shared class back as the inline style it replaced.
+SWAP_TO_FULL = """([css, styles]) => {
   const link = document.querySelector('link[href*="katex.min.css"]');
   const style = document.createElement('style');
   style.textContent = css.replaceAll('url(fonts/', 'url(assets/katex/fonts/');
   link.replaceWith(style);
+  let swapped = 0;
+  for (const el of document.querySelectorAll('.katex *')) {
+    const shared = [...el.classList].find((c) => /^k[0-9]+$/.test(c));
+    if (!shared) continue;
+    el.classList.remove(shared);
+    el.setAttribute('style', styles[Number(shared.slice(1))]);
+    swapped++;
+  }
+  return swapped;
 }"""
 
 
@@ -36,7 +48,7 @@ def test_pruned_katex_css_styles_every_formula_element_like_the_full_stylesheet(
     page.add_style_tag(content=".page-section { content-visibility: visible !important; }")
     shipped = page.evaluate(COMPUTED)
     assert len(shipped) > 500  # formulas are there (module 05 has thousands of KaTeX elements)
-    page.evaluate(SWAP_TO_FULL, FULL_CSS)
+    assert page.evaluate(SWAP_TO_FULL, [FULL_CSS, list(STYLE_CLASSES)]) > 100  # the shared classes are in use
     full = page.evaluate(COMPUTED)
     assert len(full) == len(shipped)
     differing = [i for i, (a, b) in enumerate(zip(shipped, full)) if a != b]

@@ -9,6 +9,7 @@ inputs (no timestamps, no absolute paths).
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -39,6 +40,15 @@ def browser_data_prefix(part: str, key: str) -> str:
 
 def browser_data_script(part: str, key: str, json_text: str) -> bytes:
     return f"{browser_data_prefix(part, key)}{json_text};\n".encode("utf-8")
+
+
+def widget_data_script(kind: str, part: str, json_text: str) -> tuple[dict[str, str], dict[str, bytes]]:
+    """Numbers a widget keeps out of its page, as a data script named by their content:
+    ({"data": its path, "key": …} for the page's JSON, {path: the script}); the widget's `loadDataScript`
+    (theme/js/widgets/data-script.js) reads `Course.<part>.d<key>`."""
+    key = hashlib.sha256(json_text.encode()).hexdigest()[:12]
+    path = f"assets/widgets/{kind}-{key}.js"
+    return {"data": path, "key": key}, {path: browser_data_script(part, f"d{key}", json_text)}
 
 
 class BundleError(RuntimeError):

@@ -8,14 +8,13 @@ two views of the same precomputed runs (theme/js/widgets/next-token.js draws the
 """
 from __future__ import annotations
 
-import hashlib
 import json
 from typing import Any
 
 from markdown_it.common.utils import escapeHtml
 
 from .. import real_model
-from ..bundle import browser_data_script
+from ..bundle import widget_data_script
 from ..model_weights import ModelWeightsError
 from .fallback import fmt, note_html
 from .schema import Option, OptionError, Widget, WidgetDataError
@@ -77,10 +76,9 @@ def build_data(o: dict, build: Any) -> tuple[dict, dict[str, bytes]]:
     # 06's widget JSON: they travel in a data script the widget loads when it mounts (issue 19's first view);
     # the page keeps the rest, and the fallback and the prose's quotes read the whole `data` at build time.
     payload = json.dumps([{k: p[k] for k in HEAVY[o["view"]]} for p in prompts], separators=(",", ":"), ensure_ascii=False)
-    key = hashlib.sha256(payload.encode()).hexdigest()[:12]
-    path = f"assets/widgets/next-token-{key}.js"
-    data.update(data=path, key=key)
-    return data, {path: browser_data_script("nextToken", f"d{key}", payload)}
+    where, files = widget_data_script("next-token", "nextToken", payload)
+    data.update(where)
+    return data, files
 
 
 HEAVY = {"predict": ("probs", "rest"), "lens": ("lens", "lens_prob", "rank", "answer_prob")}

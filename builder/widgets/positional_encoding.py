@@ -7,7 +7,6 @@ script is lazy: it loads when the widget nears the viewport), so they do not wei
 from __future__ import annotations
 
 import base64
-import hashlib
 import json
 
 import numpy as np
@@ -15,7 +14,7 @@ from markdown_it.common.utils import escapeHtml
 
 from attention_core.positional import offset_similarity, sinusoidal_encoding
 
-from ..bundle import browser_data_script
+from ..bundle import widget_data_script
 from .fallback import fmt
 from .schema import Option, OptionError, Widget
 
@@ -69,10 +68,9 @@ def build_data(o: dict, build) -> tuple[dict, dict[str, bytes]]:
     """The page keeps the fallback's numbers and the similarities; the quantised encodings go to a data script."""
     data = compute(o)
     payload = json.dumps({str(e["dims"]): e.pop("pe") for e in data["encodings"]}, separators=(",", ":"), sort_keys=True)
-    key = hashlib.sha256(payload.encode()).hexdigest()[:12]
-    path = f"assets/widgets/positional-encoding-{key}.js"
-    data.update(data=path, key=key)
-    return data, {path: browser_data_script("positionalEncoding", f"d{key}", payload)}
+    where, files = widget_data_script("positional-encoding", "positionalEncoding", payload)
+    data.update(where)
+    return data, files
 
 
 def fallback(d: dict) -> str:

@@ -4,6 +4,7 @@
 // talk to this stand-in, which has the same surface (state, statechange/progress events, prepare, prefetch,
 // preloadFor, load, run, reset, stop) and hands each call on once the script is there.
 import { course } from "../shared/course.js";
+import { loadScript } from "../shared/load-script.js";
 
 const FORWARDED = ["statechange", "progress"];
 
@@ -22,15 +23,12 @@ export class LazyRuntime extends EventTarget {
   ensure() {
     if (this.real) return Promise.resolve(this.real);
     if (!this.loading) {
-      this.loading = new Promise((resolve, reject) => {
-        const ready = () => course().python?.getRuntime;
-        if (ready()) { resolve(this._adopt(ready()())); return; }
-        const s = document.createElement("script");
-        s.src = this.url;
-        s.onload = () => (ready() ? resolve(this._adopt(ready()())) : reject(new Error("Python 运行环境没有注册")));
-        s.onerror = () => { this.loading = null; s.remove(); reject(new Error(`无法加载 ${this.url}`)); };
-        document.head.appendChild(s);
+      const registered = () => course().python?.getRuntime;
+      this.loading = (registered() ? Promise.resolve() : loadScript(this.url)).then(() => {
+        if (!registered()) throw new Error("Python 运行环境没有注册");
+        return this._adopt(registered()());
       });
+      this.loading.catch(() => { this.loading = null; }); // the next call tries again
     }
     return this.loading;
   }

@@ -10,6 +10,7 @@ import { loadEdit, saveEdit, clearEdit } from "./storage.js";
 import { watchOtherTabs } from "./tabs.js";
 import { loadEditor, whenIdleAfterLoad } from "./lazy-editor.js";
 import { LazyRuntime } from "./lazy-runtime.js";
+import { onFirstInput } from "../shared/first-input.js";
 
 const seconds = (ms) => `${(ms / 1000).toFixed(2)} s`;
 const ERROR_LINE_RE = /File "<cell-([^>]*)>", line (\d+)/g;
@@ -300,13 +301,10 @@ export class CellsPage {
    *  download of Python); with `prefetch`, also the runtime index and, once Python is idle, what this page's
    *  cells import (matplotlib). */
   prepareOnFirstInput(prefetch) {
-    const events = ["scroll", "pointermove", "pointerdown", "touchstart", "keydown", "wheel"];
-    const go = () => {
-      for (const type of events) window.removeEventListener(type, go, true);
+    onFirstInput(() => {
       this.runtime.prepare({ index: prefetch });
       if (prefetch && this.runtime.preloadFor) this.runtime.preloadFor(this.cells.map((c) => c.original));
-    };
-    for (const type of events) window.addEventListener(type, go, { capture: true, passive: true });
+    });
   }
 
   /** Load the editor at an idle moment once a cell is within a screen or so of the viewport (or at once

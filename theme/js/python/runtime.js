@@ -22,6 +22,7 @@
 // Once a run has finished, a standby worker boots in the background so that 停止 swaps it in at once.
 
 import { part } from "../shared/course.js";
+import { loadScript } from "../shared/load-script.js";
 import { assetRecord, literalInto } from "./transport.js";
 
 const MB = (n) => (n / 1e6).toFixed(1);
@@ -49,19 +50,6 @@ function scriptBase() {
   return src ? new URL(".", src).href : null;
 }
 const SCRIPT_BASE = scriptBase();
-
-// inOrder=false: each script runs in its own task as soon as it has loaded (async scripts). Ordered
-// (async=false) scripts that are all loaded already would run back to back in ONE long task.
-function loadScript(url, inOrder = true) {
-  return new Promise((resolve, reject) => {
-    const s = document.createElement("script");
-    s.src = url;
-    s.async = !inOrder;
-    s.onload = () => { s.remove(); resolve(); };
-    s.onerror = () => { s.remove(); reject(new Error(`无法加载 ${url}`)); };
-    document.head.appendChild(s);
-  });
-}
 
 class StoppedError extends Error {
   constructor(message = "运行已停止") {

@@ -3,15 +3,7 @@
 // keyboard focus. So a page's first view carries only what it shows (issue 19), and what lies further down is
 // there before the reader reaches it. Used for the widget scripts (lazy-widgets.js) and the build's figures
 // (lazy-figures.js).
-const INPUT_EVENTS = ["scroll", "pointermove", "pointerdown", "touchstart", "keydown", "wheel"];
-
-export function onFirstInput(fn) {
-  const go = () => {
-    for (const type of INPUT_EVENTS) window.removeEventListener(type, go, true);
-    fn();
-  };
-  for (const type of INPUT_EVENTS) window.addEventListener(type, go, { capture: true, passive: true });
-}
+import { onFirstInput } from "../shared/first-input.js";
 
 let reading = false;
 const waiting = new Set(); // loaders with something near the viewport, held until the reader acts

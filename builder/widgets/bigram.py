@@ -5,7 +5,8 @@
 * a character's next-character distribution (click a row, a cell or a character button);
 * a sampler that writes poems in the browser at a chosen temperature and seed (theme/js/widgets/bigram.js: a
   seeded RNG, so the same seed and temperature give the same poem). Its table — every character's most frequent
-  next characters (top-k) — is one data script loaded on first use, so it does not weigh on the first view.
+  next characters (top-k) — is one data script loaded on first use, so it does not weigh on the first view; the
+  heatmap's numbers are another, loaded when the widget mounts.
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from typing import Any
 from markdown_it.common.utils import escapeHtml
 
 from .. import poetry_lm
-from ..bundle import browser_data_script
+from ..bundle import browser_data_script, widget_data_script
 from ..corpus import CorpusError
 from ..real_model import digest_of
 from .quote import quote_named
@@ -50,7 +51,20 @@ def build_data(o: dict, build: Any) -> tuple[dict, dict[str, bytes]]:
         "max_count": max(max(row) for row in r["heat_counts"]),
         "quotes": facts, "note": NOTE, "data": path, "key": key,
     }
-    return data, {path: browser_data_script("bigram", f"d{key}", payload)}
+    # The heatmap's numbers and the next-character rows (~9 KB, half of module 04's widget JSON) travel in a data
+    # script the widget loads when it mounts (issue 19's first view); the fallback reads them from `data` at build.
+    heat, files = widget_data_script("bigram-heat", "bigram", json.dumps({k: data[k] for k in HEAVY},
+                                                                        separators=(",", ":"), ensure_ascii=False))
+    data["heat"] = heat
+    return data, {path: browser_data_script("bigram", f"d{key}", payload), **files}
+
+
+HEAVY = ("counts", "probs", "rows")
+
+
+def embedded(d: dict) -> dict:
+    """The data as the page carries it: without the numbers that are in the heat data script."""
+    return {k: v for k, v in d.items() if k not in HEAVY}
 
 
 def _weight(d: dict, i: int, j: int) -> float:
@@ -101,4 +115,5 @@ WIDGET = Widget("bigram", "二元模型：唐诗里下一个字是什么", {
     "char": CharOption("token", "山", "the character whose next-character distribution is shown first"),
     "temperature": Option("number", 1, "the sampler's initial temperature", minimum=0.2, maximum=2),
     "seed": Option("integer", 1, "the sampler's initial seed", minimum=0, maximum=2**31 - 1),
-}, compute=lambda o: {}, fallback=fallback, accepts=lambda ex: None, build_data=build_data, quote=quote_named, stylesheet="bigram")
+}, compute=lambda o: {}, fallback=fallback, accepts=lambda ex: None, build_data=build_data, quote=quote_named, embed=embedded,
+   stylesheet="bigram")

@@ -2,8 +2,9 @@
 (positions × dimensions, one dimension count at a time) and the cosine similarity of one position to every other
 (attention_core/positional.py computes both; theme/js/widgets/positional-encoding.js draws them on a canvas and in
 an SVG chart). The encodings travel quantised to signed bytes (value × 127), base64 — 48 positions × 248 columns
-are ≈ 16 KB, a fifth of the JSON — in a data script of their own that the widget loads when it mounts (its page
-script is lazy: it loads when the widget nears the viewport), so they do not weigh on the page's first view."""
+are ≈ 16 KB, a fifth of the JSON — in a data script of their own, with the similarities, that the widget loads
+when it mounts (its page script is lazy: it loads when the widget nears the viewport), so they do not weigh on the
+page's first view."""
 from __future__ import annotations
 
 import base64
@@ -65,12 +66,19 @@ def compute(o: dict) -> dict:
 
 
 def build_data(o: dict, build) -> tuple[dict, dict[str, bytes]]:
-    """The page keeps the fallback's numbers and the similarities; the quantised encodings go to a data script."""
+    """The quantised encodings and the similarities go to a data script (the fallback, at build time, reads the
+    similarities and the corner from `data`; the page carries neither: `embedded`)."""
     data = compute(o)
-    payload = json.dumps({str(e["dims"]): e.pop("pe") for e in data["encodings"]}, separators=(",", ":"), sort_keys=True)
+    payload = json.dumps({str(e["dims"]): {"pe": e.pop("pe"), "similarity": [round(s, 6) for s in e["similarity"]]}
+                          for e in data["encodings"]}, separators=(",", ":"), sort_keys=True)
     where, files = widget_data_script("positional-encoding", "positionalEncoding", payload)
     data.update(where)
     return data, files
+
+
+def embedded(d: dict) -> dict:
+    """The data as the page carries it: the numbers are in the data script, the corner is the fallback's only."""
+    return {**d, "encodings": [{"dims": e["dims"]} for e in d["encodings"]]}
 
 
 def fallback(d: dict) -> str:
@@ -98,4 +106,5 @@ WIDGET = Widget("positional-encoding", "正弦位置编码", {
     "dim": Option("integer", 64, "the dimension count shown first (one of dims)", minimum=2),
     "position": Option("integer", 10, "the position whose similarities are drawn first", minimum=0),
     "base": Option("number", 10000, "the base of the frequencies (10000 in the paper)", minimum=2, maximum=1e7),
-}, compute, fallback, check, accepts=lambda ex: None, build_data=build_data, lazy=True, stylesheet="module-06")
+}, compute, fallback, check, accepts=lambda ex: None, build_data=build_data, lazy=True, embed=embedded,
+   stylesheet="module-06")

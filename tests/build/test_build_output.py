@@ -144,20 +144,48 @@ def test_a_later_widget_kinds_own_rules_are_linked_only_by_pages_that_have_one(c
     assert ".nt-lens" not in bundle and ".bigram-poem" not in bundle and ".heat-cell" in bundle
 
 
+def data_script_numbers(site, where: dict, part: str):
+    """The JSON a widget's data script (builder/bundle.py widget_data_script) holds."""
+    script = (site / where["data"]).read_text(encoding="utf-8")
+    prefix = f"((self.Course=self.Course||{{}}).{part}=self.Course.{part}||{{}}).d{where['key']}="
+    assert script.startswith(prefix)
+    return json.loads(script[len(prefix):].rstrip().rstrip(";"))
+
+
+def widget_blocks(html: str, kind: str) -> list[dict]:
+    return [json.loads(b) for b in re.findall(
+        rf'data-widget="{kind}".*?<script type="application/json" class="widget-data">(.*?)</script>', html, re.S)]
+
+
 def test_next_tokens_numbers_travel_in_a_data_script_not_in_the_page(course_site):
     """Module 06's next-token widgets keep their probabilities out of the page's first view: the widget loads them."""
     html = (course_site / "module-06-transformer.html").read_text(encoding="utf-8")
-    blocks = re.findall(r'data-widget="next-token".*?<script type="application/json" class="widget-data">(.*?)</script>',
-                        html, re.S)
+    blocks = widget_blocks(html, "next-token")
     assert len(blocks) == 2
-    for block, heavy in zip(blocks, (("probs", "rest"), ("lens", "lens_prob", "rank", "answer_prob"))):
-        data = json.loads(block)
+    for data, heavy in zip(blocks, (("probs", "rest"), ("lens", "lens_prob", "rank", "answer_prob"))):
         assert all(not set(heavy) & set(p) for p in data["prompts"])
-        script = (course_site / data["data"]).read_text(encoding="utf-8")
-        prefix = f"((self.Course=self.Course||{{}}).nextToken=self.Course.nextToken||{{}}).d{data['key']}="
-        assert script.startswith(prefix)
-        numbers = json.loads(script[len(prefix):].rstrip().rstrip(";"))
+        numbers = data_script_numbers(course_site, data, "nextToken")
         assert [sorted(n) for n in numbers] == [sorted(heavy)] * len(data["prompts"])
+
+
+def test_the_heatmaps_of_bigram_and_positional_encoding_travel_in_data_scripts(course_site):
+    """Module 04's bigram heatmap and module 06's position encodings and similarities are loaded when the
+    widget mounts; the page carries neither (nor the fallback-only corner), and the numbers are the build's."""
+    from attention_core.positional import offset_similarity
+
+    [bigram] = widget_blocks((course_site / "module-04-bigram-mlp.html").read_text(encoding="utf-8"), "bigram")
+    assert not {"counts", "probs", "rows"} & set(bigram)
+    heat = data_script_numbers(course_site, bigram["heat"], "bigram")
+    assert sorted(heat) == ["counts", "probs", "rows"]
+    n = len(bigram["chars"])
+    assert len(heat["counts"]) == len(heat["probs"]) == len(heat["rows"]) == n
+    assert max(max(row) for row in heat["counts"]) == bigram["max_count"]
+    [pe] = widget_blocks((course_site / "module-06-transformer.html").read_text(encoding="utf-8"), "positional-encoding")
+    assert all(sorted(e) == ["dims"] for e in pe["encodings"])
+    numbers = data_script_numbers(course_site, pe, "positionalEncoding")
+    for e in pe["encodings"]:
+        sims = numbers[str(e["dims"])]["similarity"]
+        assert max(abs(a - b) for a, b in zip(sims, offset_similarity(pe["positions"], e["dims"], pe["base"]))) < 1e-6
 
 
 def test_each_page_loads_the_scripts_of_its_own_widget_kinds_only(course_site):

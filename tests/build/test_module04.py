@@ -56,7 +56,9 @@ def test_module04_page_quotes_the_data(tmp_path):
     data = json.loads(re.search(r'data-widget="bigram".*?<script type="application/json" class="widget-data">(.*?)</script>',
                                 html, re.S).group(1))
     assert data["chars"][:3] == ["◆", "，", "。"] and len(data["chars"]) == 16
-    for i, row in enumerate(data["probs"]):  # shown columns are part of a row that sums to 1
+    heat_script = (out / data["heat"]["data"]).read_text(encoding="utf-8")
+    heat = json.loads(heat_script[heat_script.index("=", heat_script.index(f"d{data['heat']['key']}")) + 1:].rstrip().rstrip(";"))
+    for i, row in enumerate(heat["probs"]):  # shown columns are part of a row that sums to 1
         assert 0 < sum(row) <= 1 + 1e-9
     sampler = out / data["data"]
     assert sampler.is_file()

@@ -16,7 +16,9 @@ PAGE = "module-04-bigram-mlp.html"
 
 
 def widget_data(page) -> dict:
-    return json.loads(page.text_content('.widget[data-widget="bigram"] script.widget-data'))
+    """The page's JSON and the heatmap's numbers, which the widget loaded from their data script when it mounted."""
+    data = json.loads(page.text_content('.widget[data-widget="bigram"] script.widget-data'))
+    return {**data, **page.evaluate("key => self.Course.bigram['d' + key]", data["heat"]["key"])}
 
 
 def open_widget(page):

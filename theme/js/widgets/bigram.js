@@ -5,6 +5,7 @@
 // (mulberry32), so a seed and a temperature always give the same poem (the e2e test recomputes it).
 import { part } from "../shared/course.js";
 import { choiceButtons, h, note, num, shade, wireGrid } from "./common.js";
+import { loadDataScript } from "./data-script.js";
 
 const HINT = "把鼠标移到格子上、轻触格子，或用方向键浏览；点一个格子或下面的字，看这个字后面接什么。";
 const MAX_LEN = 48;
@@ -67,6 +68,11 @@ const thousands = (n) => n.toLocaleString("en-US");
 const percent = (p) => `${num(p * 100, p < 0.1 ? 2 : 1)}%`;
 
 export function mount(root, data) {
+  // the heatmap's numbers are in a data script (builder/widgets/bigram.py HEAVY); the static view stays until then
+  return loadDataScript("bigram", data.heat).then((numbers) => start(root, { ...data, ...numbers }));
+}
+
+function start(root, data) {
   const body = root.querySelector(".widget-body");
   const { chars } = data;
   const n = chars.length;

@@ -23,7 +23,10 @@ export function mount(root, data) {
 function start(root, data, pe) {
   const body = root.querySelector(".widget-body");
   const n = data.positions;
-  const encodings = data.encodings.map((e) => ({ ...e, values: decode(pe[String(e.dims)]) }));
+  const encodings = data.encodings.map((e) => {
+    const numbers = pe[String(e.dims)];
+    return { ...e, values: decode(numbers.pe), similarity: numbers.similarity };
+  });
   let k = data.dim_index;
   let p = data.position;
   const id = `${root.id || "pe"}-p`;

@@ -109,11 +109,16 @@ def test_every_cell_runs_in_the_browser_and_prints_what_the_build_printed(py_pag
     # not even the runtime's own script: it is not part of the first view (issue 19)…
     assert page.evaluate("typeof Course.python?.getRuntime") == "undefined"
     assert not [u for u in page.watch.requests if "python-runtime.js" in u]
-    assert page.evaluate("Course.cells.runtime.state") == "idle"
-    # …until the reader's first input: then it comes, and its two worker threads start (runtime.prepare), waiting
-    # for the run to take them (with noPrefetch, as here, nothing of Python itself is downloaded)
+    # nor the cells' controller: only the small cells.js is there, with the buttons it made usable
+    assert page.evaluate("typeof Course.cells") == "undefined"
+    assert not [u for u in page.watch.requests if "cells-page.js" in u]
+    assert page.eval_on_selector_all('.code-cell [data-action="run"]', "bs => bs.every(b => !b.disabled)")
+    # …until the reader's first input: then both come, the runtime's two worker threads start (runtime.prepare),
+    # waiting for the run to take them (with noPrefetch, as here, nothing of Python itself is downloaded)
     page.mouse.move(5, 5)
     page.wait_for_function("!!Course.python?.getRuntime?.()._prepared", timeout=15_000)
+    assert [u for u in page.watch.requests if "cells-page.js" in u]
+    assert page.evaluate("Course.cells.runtime.state") == "idle"
     assert [u for u in page.watch.requests if "python-runtime.js" in u]
     for _ in range(50):  # Playwright hears of a new worker by an event, a moment after it starts
         if len(page.workers) >= 2:
@@ -178,6 +183,38 @@ def test_static_code_runs_with_ctrl_enter_before_the_editor_arrives(py_page):
         route.continue_()
     page.wait_for_selector(f"{cell}[data-editor='ready'] .cm-content:focus")
     wait_for_editors(page)
+    page.close()
+
+
+def test_what_the_reader_does_before_the_cells_controller_arrives_is_carried_out(py_page):
+    """A slow connection: the cells' controller (assets/cells-page.js, loaded at the first input) is still on its
+    way, yet a click on 运行 and Ctrl/⌘+Enter in another cell's code are kept, and run, in order, when it arrives."""
+    if py_page.transport != "http":
+        pytest.skip("holding a script back needs request routing (http); the queue is the same on file://")
+    page = py_page.context.new_page()  # same profile as py_page: Python comes from the browser cache
+    page.on("console", py_page.watch.on_console)
+    page.on("pageerror", py_page.watch.on_page_error)
+    held = []
+    page.route("**/assets/cells-page.js*", lambda route: held.append(route))  # answered below
+    # no stored edits (earlier tests of this profile made some): with them the controller would come at once
+    page.add_init_script("for (const k of Object.keys(localStorage)) if (k.startsWith('attention-course:cell:')) localStorage.removeItem(k);")
+    page.add_init_script("window.Course = Object.assign(window.Course || {}, {options: Object.assign((window.Course || {}).options || {}, {noPrefetch: true})});")
+    page.goto(py_page.base + PAGE)
+    first, second = "#cell-attention-fn", "#cell-qkv-projection"
+    page.click(f"{first} .cell-run")  # the pointer's move to the button is the first input: the controller is asked for
+    page.focus(f"{second} .cell-source")
+    page.keyboard.press("ControlOrMeta+Enter")
+    page.wait_for_timeout(300)
+    assert held, "the first input asked for the controller"
+    assert page.evaluate("typeof Course.cells") == "undefined"
+    assert page.evaluate("Course.cellsBoot.pending.length") == 3  # the click, the focus, the key
+    assert page.text_content(f"{first} .cell-status") == page.text_content(f"{second} .cell-status") == ""
+    for route in held:
+        route.continue_()
+    assert wait_status(page, first, "完成|出错").startswith("完成")
+    assert wait_status(page, second, "完成|出错").startswith("完成")
+    assert page.get_attribute(f"{second} .cell-output", "data-origin") == "browser"
+    page.wait_for_selector(f"{second}[data-editor='ready'] .cm-content:focus")  # the focus was carried over too
     page.close()
 
 

@@ -155,14 +155,15 @@ def test_site_build_links_the_editor_only_on_pages_with_cells(make_content, tmp_
     out = tmp_path / "site"
     build(make_content.dir, out)
     html = (out / "cells-page.html").read_text("utf-8")
-    tag = re.search(r'<script src="assets/cells\.js\?v=\w+" data-editor="(assets/editor\.js\?v=\w+)" '
+    tag = re.search(r'<script src="assets/cells\.js\?v=\w+" data-page="(assets/cells-page\.js\?v=\w+)" '
+                    r'data-editor="(assets/editor\.js\?v=\w+)" '
                     r'data-completions="(assets/numpy-completions\.js\?v=\w+)" defer>', html)
-    assert tag, "the small cells.js is linked, with the URLs of the lazily loaded editor and completions"
+    assert tag, "the small cells.js is linked, with the URLs of the lazily loaded controller, editor and completions"
     for url in tag.groups():
         assert (out / url.split("?")[0]).is_file()
-        assert f'src="{url}"' not in html, "the editor and the completions are never loaded up front"
-    eager, lazy = ((out / "assets" / name).stat().st_size for name in ("cells.js", "editor.js"))
-    assert eager < 30_000 < lazy, (eager, lazy)  # CodeMirror lives in the lazy bundle only
+        assert f'src="{url}"' not in html, "the controller, the editor and the completions are never loaded up front"
+    eager, controller, lazy = ((out / "assets" / name).stat().st_size for name in ("cells.js", "cells-page.js", "editor.js"))
+    assert eager < 4_000 < controller < 30_000 < lazy, (eager, controller, lazy)  # CodeMirror lives in the editor only
     assert "cells.js" not in (out / "index.html").read_text("utf-8")
 
 

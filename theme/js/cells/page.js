@@ -48,7 +48,7 @@ class Cell {
     this.modified = section.querySelector(".cell-modified");
     this.notice = section.querySelector(".cell-notice");
     this.output = new OutputView(section.querySelector(".cell-output"), { mountWidget: (box, spec) => page.mountWidget(box, spec) });
-    this.applyStoredEdit();
+    if (page.storedEdits) this.applyStoredEdit();
     this.wireStaticCode();
     section.dataset.editor = "static";
     this.buttons.run.addEventListener("click", () => this.run());
@@ -259,7 +259,7 @@ class Cell {
 }
 
 export class CellsPage {
-  constructor(doc, sections, { completionsURL, editorURL, widgetBase, runtimeURL }) {
+  constructor(doc, sections, { completionsURL, editorURL, widgetBase, runtimeURL, storedEdits = true }) {
     this.doc = doc;
     this.widgetBase = widgetBase || "";
     this.slug = doc.body.dataset.page || location.pathname;
@@ -276,8 +276,11 @@ export class CellsPage {
     this.editor = null; // the API of assets/editor.js, once loaded
     this.editorSoon = false; // a stored edit is shown as plain text: highlight it without waiting for the reader
     this.firstUpgrades = new Set();
+    // false: the page had no stored edit when it was shown, so a stored edit now is another tab's, made since —
+    // offered like any other (a notice, by `onOtherTab`), not applied silently
+    this.storedEdits = storedEdits;
     this.cells = sections.map((s, i) => new Cell(this, s, i));
-    watchOtherTabs(this.cells);
+    this.onOtherTab = watchOtherTabs(this.cells);
     this.chain = Promise.resolve();
     const runAll = this.bar?.querySelector('[data-action="run-all"]');
     if (runAll) {
@@ -294,6 +297,32 @@ export class CellsPage {
     if (this.runtime) {
       if (!(this.runtime instanceof LazyRuntime)) this.runtime.prepare({ index: false });
       this.prepareOnFirstInput(!option("noPrefetch") && !navigator.connection?.saveData);
+    }
+  }
+
+  /** Carry out what the reader did before this controller arrived, in order (assets/cells.js kept it): a click
+   *  on a button goes to that button, Ctrl/⌘/Shift+Enter in the code runs its cell, focus in the code brings
+   *  the editor, with the caret where the reader clicked; another tab's save is offered as a notice. */
+  replay(actions) {
+    for (const a of actions) {
+      if (a.storage) {
+        this.onOtherTab(a.storage);
+        continue;
+      }
+      if (a.button) {
+        if (a.button.isConnected && !a.button.disabled && !a.button.hidden) a.button.click();
+        continue;
+      }
+      const cell = this.cells.find((c) => c.section === (a.run || a.focus));
+      if (!cell) continue;
+      if (a.run) {
+        cell.run();
+        if (a.next) this.focusAfter(cell);
+      } else if (document.activeElement === cell.pre) {
+        cell.focusPoint = a.pointer ? { x: a.pointer.x, y: a.pointer.y } : null;
+        this.warmUp();
+        this.upgradeSoon(cell);
+      }
     }
   }
 

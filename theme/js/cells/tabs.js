@@ -5,8 +5,10 @@
 
 import { keyFor, parseEdit } from "./storage.js";
 
+/** Listen for the other tabs' saves; returns the listener (for the saves assets/cells.js heard before the cells'
+ *  controller was there: CellsPage.replay). */
 export function watchOtherTabs(cells) {
-  window.addEventListener("storage", (event) => {
+  const onStorage = (event) => {
     const cell = cells.find((c) => event.key === keyFor(c.page.slug, c.id));
     if (!cell) return;
     const theirs = event.newValue === null ? cell.original : parseEdit(event.newValue)?.code;
@@ -15,5 +17,7 @@ export function watchOtherTabs(cells) {
       ["用另一个标签页的版本", () => { cell.hideNotice(); cell.setCode(theirs); }],
       ["保留本页的版本", () => { cell.hideNotice(); cell.onEdit(cell.code); }],
     ], "other-tab");
-  });
+  };
+  window.addEventListener("storage", onStorage);
+  return onStorage;
 }

@@ -4,6 +4,7 @@
 //   Course.editor   the code editor (createEditor, …; .completions: the NumPy autocomplete data)
 //   Course.cells    the page's code cells        Course.widgets  each widget kind's mount(root, data)
 //   Course.options  switches set before the page scripts run (tests, measurements): noPrefetch, noIdleEditor
+//   Course.cellsBoot  what assets/cells.js hands the cells' controller   Course.inputSeen  the reader's first input came
 // Whichever script runs first creates it; the build's data scripts do the same (builder/bundle.py).
 
 /** The global itself, created on first use (scripts may run in any order). */

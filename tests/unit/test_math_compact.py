@@ -8,7 +8,7 @@ from html.parser import HTMLParser
 import pytest
 
 from builder.katex import site_assets
-from builder.katex.compact import STYLE_CLASSES, compact_katex_html, style_class_rules
+from builder.katex.compact import SEMANTIC_CLASSES, STYLE_CLASSES, compact_katex_html, style_class_rules
 from builder.katex.css import _split_selectors, classes_in, css_blocks, prune_katex_css
 from builder.katex.engines import PykatexEngine, default_engine
 from builder.katex.subset import AUTOHINTER_REFERENCE, autohinter_reference, subset_font
@@ -63,11 +63,12 @@ class _Tree(HTMLParser):
 
 
 def _shared_classes_as_style(attrs: list) -> list:
-    """A shared style class (compact.STYLE_CLASSES, `k<i>`) read back as the style attribute it stands for."""
+    """A shared style class (compact.STYLE_CLASSES, `k<i>`) read back as the style attribute it stands for, and
+    the classes no stylesheet selects (compact.SEMANTIC_CLASSES) left out on either side."""
     out, style = [], None
     for name, value in attrs:
         if name == "class":
-            names = value.split()
+            names = [c for c in value.split() if c not in SEMANTIC_CLASSES]
             shared = [c for c in names if re.fullmatch(r"k\d+", c)]
             assert len(shared) <= 1, value
             if shared:
@@ -173,7 +174,7 @@ def test_pruned_stylesheet_keeps_every_rule_the_course_formulas_can_match(typese
     used = set()
     for html in typeset.values():
         used |= classes_in(compact_katex_html(html))
-    assert {"katex", "katex-html", "mord", "vlist", "mfrac"} <= used
+    assert {"katex", "katex-html", "mathnormal", "vlist", "mfrac"} <= used and not SEMANTIC_CLASSES & used
     pruned = prune_katex_css(css, used)
     assert len(pruned) < len(css) / 2
     kept = {s for prelude, _ in css_blocks(pruned) for s in _split_selectors(prelude)}
@@ -268,3 +269,16 @@ def test_site_katex_assets_are_cached_by_the_set_of_formulas(tmp_path, monkeypat
     assert not calls
     site_assets.site_katex_assets_cached(files, formulas + [(r"\sqrt{d_k}", False)], tmp_path, ROOT)
     assert len(calls) == 1  # a new formula: worked out again
+
+
+def test_the_classes_compact_drops_are_selected_by_no_stylesheet_or_script():
+    """SEMANTIC_CLASSES leave the pages because nothing reads them: not KaTeX's stylesheet, not the theme's CSS or
+    scripts. A rule or a script that starts to use one must make this fail (and the class stay)."""
+    sources = {KATEX_DIST_CSS: KATEX_DIST_CSS.read_text(encoding="utf-8")}
+    for pattern in ("theme/css/**/*.css", "theme/js/**/*.js"):
+        sources.update({f: f.read_text(encoding="utf-8") for f in ROOT.glob(pattern)})
+    for path, text in sources.items():
+        named = set(re.findall(r"\.(-?[_a-zA-Z][\w-]*)", text)) if path.suffix == ".css" else set(re.findall(r"[\w-]+", text))
+        assert not SEMANTIC_CLASSES & named, (path, SEMANTIC_CLASSES & named)
+    html = compact_katex_html('<span class="mord mathnormal" style="margin-right:.2778em">x</span><span class="mbin">+</span>')
+    assert html == '<span class="mathnormal k1">x</span><span>+</span>'

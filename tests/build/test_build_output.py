@@ -49,8 +49,8 @@ def test_pages_use_only_relative_urls_and_nothing_external_is_loaded(course_site
         html = html_file.read_text(encoding="utf-8")
         assert 'lang="zh-CN"' in html
         # (data-src, srcset: the build's figures, loaded by theme/js/site/lazy-figures.js or without script;
-        # data-page, data-runtime: the cells' controller and python-runtime.js, loaded by cells.js when first needed)
-        for attr, url in re.findall(r'\b(src|href|data-src|srcset|data-page|data-runtime)="([^"]*)"', html):
+        # data-controller, data-runtime: the cells' controller and python-runtime.js, loaded by cells.js when first needed)
+        for attr, url in re.findall(r'\b(src|href|data-src|srcset|data-controller|data-runtime)="([^"]*)"', html):
             if attr != "href" or re.search(r"<link[^>]+href=\"" + re.escape(url), html):
                 if url.startswith("data:"):
                     continue

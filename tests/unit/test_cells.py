@@ -155,7 +155,7 @@ def test_site_build_links_the_editor_only_on_pages_with_cells(make_content, tmp_
     out = tmp_path / "site"
     build(make_content.dir, out)
     html = (out / "cells-page.html").read_text("utf-8")
-    tag = re.search(r'<script src="assets/cells\.js\?v=\w+" data-page="(assets/cells-page\.js\?v=\w+)" '
+    tag = re.search(r'<script src="assets/cells\.js\?v=\w+" data-controller="(assets/cells-page\.js\?v=\w+)" '
                     r'data-editor="(assets/editor\.js\?v=\w+)" '
                     r'data-completions="(assets/numpy-completions\.js\?v=\w+)" defer>', html)
     assert tag, "the small cells.js is linked, with the URLs of the lazily loaded controller, editor and completions"

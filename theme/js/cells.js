@@ -1,6 +1,6 @@
 // Entry of assets/cells.js, loaded on pages that have code cells: only what the cells need before the reader
 // does anything. Their controller — buttons, output, storage, the editor and Python (cells/page.js, bundled as
-// assets/cells-page.js: this tag's data-page) — is ~20 KiB the page does not need to show itself, so it is not
+// assets/cells-page.js: this tag's data-controller) — is ~20 KiB the page does not need to show itself, so it is not
 // part of the first view (issue 19): it loads at the reader's first input (scroll, touch, pointer, key), at
 // once when the reader has stored edits on this page (they must show as soon as the page does), or at the first
 // action on a cell. An action taken before it has arrived — a click on 运行 / 停止 / 重置 / 全部运行,
@@ -41,8 +41,8 @@ function start() {
 
   let loading = null;
   const load = () => {
-    if (loading || !attrs.page) return;
-    loading = loadScript(attrs.page).catch((err) => {
+    if (loading || !attrs.controller) return;
+    loading = loadScript(attrs.controller).catch((err) => {
       loading = null; // the next action tries again
       pending.length = 0;
       const status = document.querySelector(".cells-bar-status");

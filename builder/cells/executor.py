@@ -255,7 +255,8 @@ def _run_protocol(cmd: list[str], request: dict, cells: list[dict], *, cwd: Path
         stderr_text.append(proc.stderr.read()[-4000:])
 
     threading.Thread(target=pump_stdout, daemon=True).start()
-    threading.Thread(target=pump_stderr, daemon=True).start()
+    stderr_pump = threading.Thread(target=pump_stderr, daemon=True)
+    stderr_pump.start()
     results: list[dict] = []
     try:
         assert proc.stdin is not None
@@ -271,6 +272,9 @@ def _run_protocol(cmd: list[str], request: dict, cells: list[dict], *, cwd: Path
                 raise CellRunError(running, f"{what} within {limit:g} s (infinite loop?); the build stopped it") from None
             if line is None:
                 proc.wait(timeout=5)
+                # stdout's end can come before the stderr reader has stored what the process said last: wait for
+                # it (a loaded machine once reported a crash without its message)
+                stderr_pump.join(timeout=5)
                 tail = "".join(stderr_text).strip()
                 if "ERR_ACCESS_DENIED" in tail or "Access to this API has been restricted" in tail:
                     tail = ("it tried to reach the host (a file outside the runtime, a process or the network), "

@@ -159,16 +159,23 @@ def test_ctrl_enter_runs_and_reports_the_time(py_page):
     TIMINGS.setdefault(page.transport, {})["warm_ctrl_enter_to_output_median_s"] = round(statistics.median(times), 3)
 
 
+def page_holding_back(py_page, pattern: str):
+    """A new page in py_page's profile (Python comes from the browser cache) whose requests for `pattern` are
+    held, not answered: → (page, the held routes), for a test to answer when it chooses."""
+    page = py_page.context.new_page()
+    page.on("console", py_page.watch.on_console)
+    page.on("pageerror", py_page.watch.on_page_error)
+    held = []
+    page.route(pattern, lambda route: held.append(route))
+    return page, held
+
+
 def test_static_code_runs_with_ctrl_enter_before_the_editor_arrives(py_page):
     """A slow connection: the editor bundle is still on its way, yet Ctrl/⌘+Enter on the focused static
     code runs it; when the editor arrives it takes over the focus."""
     if py_page.transport != "http":
         pytest.skip("holding a script back needs request routing (http); the key handling is the same on file://")
-    page = py_page.context.new_page()  # same profile as py_page: Python comes from the browser cache
-    page.on("console", py_page.watch.on_console)
-    page.on("pageerror", py_page.watch.on_page_error)
-    held = []
-    page.route("**/assets/editor.js*", lambda route: held.append(route))  # not answered until the run is done
+    page, held = page_holding_back(py_page, "**/assets/editor.js*")  # not answered until the run is done
     page.add_init_script("window.Course = Object.assign(window.Course || {}, {options: Object.assign((window.Course || {}).options || {}, {noPrefetch: true})});")
     page.goto(py_page.base + PAGE)
     cell = "#cell-attention-fn"
@@ -191,11 +198,7 @@ def test_what_the_reader_does_before_the_cells_controller_arrives_is_carried_out
     way, yet a click on 运行 and Ctrl/⌘+Enter in another cell's code are kept, and run, in order, when it arrives."""
     if py_page.transport != "http":
         pytest.skip("holding a script back needs request routing (http); the queue is the same on file://")
-    page = py_page.context.new_page()  # same profile as py_page: Python comes from the browser cache
-    page.on("console", py_page.watch.on_console)
-    page.on("pageerror", py_page.watch.on_page_error)
-    held = []
-    page.route("**/assets/cells-page.js*", lambda route: held.append(route))  # answered below
+    page, held = page_holding_back(py_page, "**/assets/cells-page.js*")  # answered below
     # no stored edits (earlier tests of this profile made some): with them the controller would come at once
     page.add_init_script("for (const k of Object.keys(localStorage)) if (k.startsWith('attention-course:cell:')) localStorage.removeItem(k);")
     page.add_init_script("window.Course = Object.assign(window.Course || {}, {options: Object.assign((window.Course || {}).options || {}, {noPrefetch: true})});")

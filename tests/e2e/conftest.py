@@ -12,6 +12,7 @@ import os
 import shutil
 import socketserver
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -112,16 +113,122 @@ def base_url(request, http_base, file_base) -> str:
     return http_base if request.param == "http" else file_base
 
 
+class HeadlessFramesStopped(Exception):
+    """The page stopped producing animation frames (a headless Chromium stall seen under load): IntersectionObserver,
+    requestAnimationFrame and Playwright's own "stable" checks all wait on frames, so the test cannot go on. The
+    only failure `make test` re-runs (once, in a fresh page: `--only-rerun HeadlessFramesStopped`)."""
+
+
+class BrowserHolder:
+    """The test process's Chromium, used like a Playwright Browser (`browser.new_context(…)`): it knows the contexts
+    it opened, so that a failed test can ask whether its pages still paint, and it is relaunched when it has stopped
+    painting altogether (see HeadlessFramesStopped)."""
+
+    def __init__(self, playwright):
+        self._playwright = playwright
+        self._browser = None
+        self._contexts: list = []
+        self.launch()
+
+    def launch(self) -> None:
+        if self._browser is not None:
+            try:
+                self._browser.close()
+            except Exception:  # a wedged browser may not answer: a new one is launched all the same
+                pass
+        self._contexts = []
+        exe = chromium_executable()
+        args = CHROMIUM_ARGS + TEST_BROWSER_ARGS
+        launch = self._playwright.chromium.launch
+        self._browser = launch(executable_path=exe, args=args) if exe else launch(args=args)
+
+    def new_context(self, **options):
+        context = self._browser.new_context(**options)
+        self._contexts.append(context)
+        context.on("close", lambda c: self._contexts.remove(c) if c in self._contexts else None)
+        return context
+
+    @staticmethod
+    def page_paints(page, timeout_ms: int = 5000) -> bool:
+        """Does `page` still get animation frames? (Asked from here, not with wait_for_function: a page whose CSP is
+        in force refuses the `new Function` that one compiles.)"""
+        try:
+            page.evaluate("""() => { window.__paintProbe = false;
+              requestAnimationFrame(() => requestAnimationFrame(() => { window.__paintProbe = true; })); }""")
+            deadline = time.monotonic() + timeout_ms / 1000
+            while time.monotonic() < deadline:
+                if page.evaluate("window.__paintProbe === true"):
+                    return True
+                time.sleep(0.1)
+        except Exception:
+            pass
+        return False
+
+    def forget_contexts(self) -> None:
+        """A new test starts: the contexts opened so far are not its own."""
+        self._contexts = []
+
+    def stalled_pages(self) -> list[str]:
+        """URLs of the open pages of the contexts opened since forget_contexts() that get no animation frames."""
+        return [page.url for context in list(self._contexts) for page in context.pages
+                if not page.is_closed() and not self.page_paints(page)]
+
+    def paints(self) -> bool:
+        """Does a fresh page of this browser get animation frames?"""
+        try:
+            context = self._browser.new_context()
+            try:
+                page = context.new_page()
+                page.set_content("<p>frames?</p>")
+                return self.page_paints(page)
+            finally:
+                context.close()
+        except Exception:
+            return False
+
+    def close(self) -> None:
+        self._browser.close()
+
+    def __getattr__(self, name):
+        return getattr(self._browser, name)
+
+
+_holder: BrowserHolder | None = None
+
+
 @pytest.fixture(scope="session")
 def browser():
+    global _holder
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        exe = chromium_executable()
-        args = CHROMIUM_ARGS + TEST_BROWSER_ARGS
-        browser = p.chromium.launch(executable_path=exe, args=args) if exe else p.chromium.launch(args=args)
-        yield browser
-        browser.close()
+        _holder = BrowserHolder(p)
+        yield _holder
+        _holder.close()
+        _holder = None
+
+
+def pytest_runtest_setup(item):
+    if _holder is not None:
+        _holder.forget_contexts()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A browser test that failed while one of its pages had stopped painting is reported as HeadlessFramesStopped,
+    the one failure that is re-run (Playwright's own waits, e.g. a click's "stable" check, hang on frames too); if the
+    whole browser stopped painting, the re-run gets a new one. A test that failed on pages that still paint failed."""
+    if call.when == "call" and call.excinfo is not None and _holder is not None and item.get_closest_marker("e2e"):
+        stalled = [] if call.excinfo.errisinstance(HeadlessFramesStopped) else _holder.stalled_pages()
+        if stalled:
+            try:
+                raise HeadlessFramesStopped(f"no animation frames in {', '.join(stalled)} after this failure: "
+                                            f"{call.excinfo.exconly()}") from call.excinfo.value
+            except HeadlessFramesStopped:
+                call.excinfo = pytest.ExceptionInfo.from_current()
+        if call.excinfo.errisinstance(HeadlessFramesStopped) and not _holder.paints():
+            _holder.launch()
+    yield
 
 
 class PageWatch:
@@ -203,10 +310,11 @@ def artifact(name: str) -> Path:
 FRAMES_JS = """() => new Promise((resolve) => {
   // Two animation frames, or 250 ms if none comes: headless Chromium can stop producing frames under load, and an
   // evaluate() waiting on requestAnimationFrame alone then never returns (a full run hung here until pytest-timeout).
+  // Resolves true when the frames came.
   let done = false;
-  const end = () => { if (!done) { done = true; resolve(); } };
-  requestAnimationFrame(() => requestAnimationFrame(end));
-  setTimeout(end, 250);
+  const end = (painted) => { if (!done) { done = true; resolve(painted); } };
+  requestAnimationFrame(() => requestAnimationFrame(() => end(true)));
+  setTimeout(() => end(false), 250);
 })"""
 
 
@@ -215,32 +323,54 @@ def wait_frames(page) -> None:
     page.evaluate(FRAMES_JS)
 
 
+# How long read_through waits, in all, for one widget near the view to mount, and for frames to come back.
+WIDGET_PATIENCE_MS = 8000
+FRAME_PATIENCE_MS = 10000
+
+
 def read_through(page) -> None:
     """Scroll the page from top to bottom half a screen at a time, as a reader does, and back to the top: every
     section is rendered once (content-visibility: auto, theme/css/base.css), and every widget's script is loaded
     a screen before its widget comes into view (theme/js/site/lazy-widgets.js). Like a reader, who spends seconds
-    on a screen, it moves on once the widgets within a screen of the view have mounted (at most 5 s per step):
-    a loaded machine must not make the scroll outrun the scripts, or a test sees shifts no reader would."""
-    page.evaluate("""async () => {
+    on a screen, it moves on once the widgets within a screen of the view have mounted: a loaded machine must not
+    make the scroll outrun the scripts, or a test sees shifts no reader would.
+
+    Bounded: a widget that has not mounted after WIDGET_PATIENCE_MS of waiting in all is no longer waited for (the
+    caller's own checks then name it), and frames missing for FRAME_PATIENCE_MS raise HeadlessFramesStopped
+    instead of scrolling on for many minutes (a CI run hung 15 min here)."""
+    result = page.evaluate("""async ([widgetPatience, framePatience]) => {
       const frames = """ + FRAMES_JS + """;
-      const pending = () => [...document.querySelectorAll('.widget[data-widget]')].some((w) => {
-        if (w.dataset.ready) return false;
+      const waited = new Map(); // widget → ms spent waiting for it
+      let lastFrame = performance.now();
+      const pending = () => [...document.querySelectorAll('.widget[data-widget]')].filter((w) => {
+        if (w.dataset.ready || (waited.get(w) || 0) >= widgetPatience) return false;
         const r = w.getBoundingClientRect();
         return r.bottom > -innerHeight && r.top < 2 * innerHeight;
       });
+      const paint = async () => {
+        if (await frames()) lastFrame = performance.now();
+        return performance.now() - lastFrame < framePatience;
+      };
       const settled = async () => {
-        const start = performance.now();
-        while (pending() && performance.now() - start < 5000) await new Promise((r) => setTimeout(r, 50));
+        for (let near = pending(); near.length; near = pending()) {
+          const t = performance.now();
+          await new Promise((r) => setTimeout(r, 50));
+          for (const w of near) waited.set(w, (waited.get(w) || 0) + performance.now() - t);
+        }
       };
       const step = Math.max(innerHeight / 2, 200);
       for (let y = 0, i = 0; y < document.documentElement.scrollHeight && i < 2000; y += step, i++) {
         window.scrollTo(0, y);
-        await frames();
+        if (!(await paint())) return {stalled: y};
         if (i > 0) await settled();  // before the first scroll, widgets below the view wait for the reader to start
       }
       window.scrollTo(0, 0);
       await frames();
-    }""")
+      return {stalled: null};
+    }""", [WIDGET_PATIENCE_MS, FRAME_PATIENCE_MS])
+    if result["stalled"] is not None:
+        raise HeadlessFramesStopped(f"{page.url}: no animation frame for {FRAME_PATIENCE_MS / 1000:.0f} s "
+                                    f"(scrolled to {result['stalled']:.0f} px)")
 
 
 def mount_all_widgets(page) -> None:

@@ -15,6 +15,7 @@ from .errors import AssetError
 from .katex import katex_files
 from .model import BuildOptions, Page
 from .runtime import completions_script, prepare_python_runtime
+from .runtime import warmup as runtime_warmup
 from .widgets import all_widgets
 
 
@@ -100,8 +101,11 @@ def output_writers(options: BuildOptions, pages: list[Page]) -> list[Callable[[P
 
     def write_runtime(out: Path) -> None:
         # python-runtime.js itself is already in the output (build_assets bundled it to hash its URL)
-        prepare_python_runtime(out / "assets" / "python", cache_dir=(options.cache_dir or options.root / ".cache"),
-                               pyodide_dir=options.pyodide_dir, project_root=options.root)
+        cache_dir = options.cache_dir or options.root / ".cache"
+        prepare_python_runtime(out / "assets" / "python", cache_dir=cache_dir, pyodide_dir=options.pyodide_dir,
+                               project_root=options.root)
+        runtime_warmup.remember(cache_dir=cache_dir, project_root=options.root, pyodide_dir=options.pyodide_dir,
+                                site_runtime=True)
 
     write_runtime.reuse_dir = "assets/python"  # type: ignore[attr-defined]  # hard-link the previous runtime
     return [write_runtime]

@@ -22,12 +22,13 @@ from . import assets, checks, output, page_cache, pages, search_index
 from . import cache as cachestore
 from . import katex
 from .katex.shared_paths import share_svg_paths
-from .cells import render_cell, run_page_cells
+from .cells import render_cell, run_cells_of_pages
 from .content import load_glossary, load_site
 from .errors import AssetError, BuildFailed, Code, Problems
 from .markdown import create_markdown
 from .model import BuildOptions, BuildResult, Page, ParseContext, SiteSource, SourcePage
 from .runtime import cell_runtime
+from .runtime import warmup as runtime_warmup
 from .widgets import prepare_widget, quote_widget, render_widget
 
 
@@ -39,17 +40,22 @@ def build_site(options: BuildOptions | None = None) -> BuildResult:
 
     pool = page_cache.early_pool(options, markdown_parser)  # workers start while the content loads (cold, large sites)
     try:
-        site = load(options, problems)
+        try:
+            site = load(options, problems)
+            if problems:
+                raise BuildFailed(problems)
+            start_runtime_warmup(options, site)  # cold cache: the runtime is made on the other core meanwhile
+            # parse all → run cells → typeset math → render bodies, for the pages the page cache misses
+            built, n_fresh = page_cache.page_bodies(site, options, problems, body_stages, markdown_parser, pool)
+        finally:
+            if pool is not None:
+                pool.shutdown(wait=False, cancel_futures=True)  # no-op once page_bodies has used it
+        checks.check_links(built, site.planned_slugs, problems)
         if problems:
             raise BuildFailed(problems)
-        # parse all → run cells → typeset math → render bodies, for the pages the page cache misses
-        built, n_fresh = page_cache.page_bodies(site, options, problems, body_stages, markdown_parser, pool)
-    finally:
-        if pool is not None:
-            pool.shutdown(wait=False, cancel_futures=True)  # no-op once page_bodies has used it
-    checks.check_links(built, site.planned_slugs, problems)
-    if problems:
-        raise BuildFailed(problems)
+    except BaseException:
+        runtime_warmup.cancel()  # stopped before the runtime was needed
+        raise
 
     files = dict(build_assets(options, problems))  # a copy: the cached dict is shared with later builds
     if not problems:
@@ -87,6 +93,13 @@ def load(options: BuildOptions, problems: Problems) -> SiteSource:
                                  keep=lambda _: len(problems) == before)
 
 
+def start_runtime_warmup(options: BuildOptions, site: SiteSource) -> None:
+    """builder/runtime/warmup.py: for a site that ships the Python runtime or has code cells."""
+    if options.python_runtime or any("{code-cell}" in page.body for page in site.pages):
+        runtime_warmup.start(cache_dir=options.cache_dir or options.root / ".cache", project_root=options.root,
+                             pyodide_dir=options.pyodide_dir, site_runtime=options.python_runtime)
+
+
 # ------------------------------------------------------------------------------------------ the body stages
 
 
@@ -102,8 +115,8 @@ def body_stages(md: MarkdownIt, site: SiteSource, sources: list[SourcePage], opt
     """Stages 2–5 for some pages: (the pages with HTML and facts, each with its own problems; formulas typeset)."""
     parsed = [parse(md, source, site) for source in sources]  # parse all
     runtime = cell_runtime_for(options) if any(page.context.cells for page in parsed) else None
-    for page in parsed:  # run cells (in Pyodide under Node when it is there: the reader's own runtime)
-        run_page_cells(page.context, options.cache_dir, options.root, runtime)
+    # run cells (in Pyodide under Node when it is there: the reader's own runtime), pages side by side
+    run_cells_of_pages([page.context for page in parsed], options.cache_dir, options.root, runtime, jobs=options.jobs)
     fresh = typeset_math(parsed, options)  # typeset math
     for page in parsed:  # render bodies
         render_body(md, page)

@@ -23,6 +23,9 @@ developer's .cache, so a test can neither use nor spoil what `make site` made.""
 # Every build a test makes, whatever its cache folder, finds the real model (and its cached results) here: one
 # download per machine (builder/real_model/). Spawned worker processes inherit it.
 os.environ.setdefault("COURSE_MODEL_DIR", str(TEST_CACHE / "models"))
+# Likewise the Python runtime's cache entries (builder/runtime/files.py): a test with a cache folder of its own
+# (a cell cache, a page cache) does not make matplotlib's packs, the CJK font and the snapshot again.
+os.environ.setdefault("COURSE_RUNTIME_DIR", str(TEST_CACHE / "pyodide"))
 
 
 def build(content_dir: Path, out_dir: Path, *, python_runtime: bool = False, cache_dir: Path | None = None) -> BuildResult:

@@ -11,7 +11,9 @@ import dataclasses
 import hashlib
 import importlib.metadata
 import json
+import os
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from .. import cache as cachestore
@@ -58,14 +60,34 @@ def run_page_cells(context: ParseContext, cache_dir: Path | None, root: Path, ru
     Nothing runs when a cell of the page has bad options (already reported: running a partial page would only
     add noise).  With `runtime` (builder/runtime/cell_env.py) they run in Pyodide under Node, the reader's own
     runtime; without, in a CPython child process."""
-    cells = context.cells
-    if not cells or any(cell is None for cell in cells):
-        return
-    key = cache_keys(cells, root, runtime["key"] if runtime else None)[-1]  # hashes every cell of the page
+    run_cells_of_pages([context], cache_dir, root, runtime, jobs=1)
+
+
+def run_cells_of_pages(contexts: list[ParseContext], cache_dir: Path | None, root: Path, runtime: dict | None = None,
+                       *, jobs: int | None = None) -> None:
+    """`run_page_cells` for many pages: the pages the cache misses run side by side, up to `jobs` at a time (None:
+    one per core) — each page in its own interpreter process (one namespace per page), so they share nothing."""
+    todo = [c for c in contexts if c.cells and all(cell is not None for cell in c.cells)]
+    keys = {id(c): cachestore.digest("cells", cache_keys(c.cells, root, runtime["key"] if runtime else None)[-1])
+            for c in todo}  # each key hashes every cell of its page
     with cachestore.open_cache(cache_dir) as store:
-        result = cachestore.cached(store, cachestore.digest("cells", key), lambda: _execute(cells, root, runtime),
-                                   keep=lambda r: r[1] is None)
+        found = store.get_many(list(keys.values()))
+    misses = [c for c in todo if keys[id(c)] not in found]
+    workers = max(1, min(len(misses), jobs or os.cpu_count() or 1))
+    if workers > 1:  # the work is in child processes: threads only wait for them
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            ran = dict(zip((id(c) for c in misses), pool.map(lambda c: _execute(c.cells, root, runtime), misses)))
+    else:
+        ran = {id(c): _execute(c.cells, root, runtime) for c in misses}
+    with cachestore.open_cache(cache_dir) as store:
+        store.put_many({keys[i]: result for i, result in ran.items() if result[1] is None})  # failures run again
+    for context in todo:
+        _apply(context, found.get(keys[id(context)]) or ran[id(context)])
+
+
+def _apply(context: ParseContext, result: tuple[list[CellOutput], tuple[int, str, int] | None]) -> None:
     outputs, failure = result
+    cells = context.cells
     for cell, output in zip(cells, outputs):
         # A copy: the cache hands every build of this process the same object, and the next build of the page
         # (another output folder) must find the figures' bytes in it again to write its own files.

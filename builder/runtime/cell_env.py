@@ -11,7 +11,8 @@ import json
 import shutil
 from pathlib import Path
 
-from .files import write_if_changed
+from . import warmup
+from .files import runtime_cache_root, write_if_changed
 from .optional import optional_packs
 from .verify import STAMP_NAME, HashStamps, check_sha256, load_manifest, pyodide_fix_hint, sha256_bytes
 from .wheels import build_wheel_bytes, cached_pack, ensure_numpy_wheel, project_version, wheel_pack
@@ -28,12 +29,13 @@ def cell_runtime(*, cache_dir: Path, project_root: Path, pyodide_dir: Path | Non
 
 
 def _make(cache_dir: Path, root: Path, pyodide_dir: Path | None, allow_download: bool) -> dict | None:
+    warmup.wait(cells_only=True)  # a warm-up making these very entries (builder/runtime/warmup.py)
     node = shutil.which("node")
     src_dir = Path(pyodide_dir) if pyodide_dir is not None else root / "node_modules" / "pyodide"
     if not node or not (src_dir / "pyodide.js").is_file():
         return None
     manifest = load_manifest()
-    cache_root = cache_dir / "pyodide"
+    cache_root = runtime_cache_root(cache_dir)
     stamps = HashStamps(cache_root / STAMP_NAME)
     for name in ("pyodide.js", "pyodide.asm.js", "pyodide.asm.wasm", "python_stdlib.zip"):
         spec = manifest["assets"][name]
@@ -62,4 +64,5 @@ def _make(cache_dir: Path, root: Path, pyodide_dir: Path | None, allow_download:
                "packs": packs, "optional": optional}
     runtime["key"] = sha256_bytes(json.dumps([manifest["pyodide_version"], digests,
                                               manifest["assets"]["python_stdlib.zip"]["sha256"]]).encode())
+    warmup.remember(cache_dir=cache_dir, project_root=root, pyodide_dir=pyodide_dir, site_runtime=False)
     return runtime

@@ -7,6 +7,16 @@ import shutil
 import threading
 from pathlib import Path
 
+RUNTIME_DIR_ENV = "COURSE_RUNTIME_DIR"
+
+
+def runtime_cache_root(cache_dir: Path) -> Path:
+    """Where the runtime's cache entries live (wheels, packs, fonts, bytecode, the snapshot, wrapper scripts):
+    `$COURSE_RUNTIME_DIR`, else `<cache dir>/pyodide`. Every entry is named by a digest of its inputs, so builds
+    with different caches can share one folder: the tests do (tests/conftest.py), as they share the model."""
+    env = os.environ.get(RUNTIME_DIR_ENV)
+    return Path(env) if env else Path(cache_dir) / "pyodide"
+
 
 def temp_name(path: Path) -> Path:
     """A temporary sibling unique to this process and thread: parallel builds (e.g. two test workers with one

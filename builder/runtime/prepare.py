@@ -26,7 +26,8 @@ from pathlib import Path
 from builder.bundle import browser_data_script
 
 from .bundle import RUNTIME_JS_NAME, bundle_python_runtime, theme_python_dir
-from .files import copy_if_stale, write_if_changed
+from . import warmup
+from .files import copy_if_stale, runtime_cache_root, write_if_changed
 from .precompile import STDLIB_NAME, WARM_IMPORTS, precompiled
 from .optional import optional_packs
 from .snapshot import SNAPSHOT_ENV, SNAPSHOT_PREFIX, memory_snapshot
@@ -89,10 +90,11 @@ def prepare_python_runtime(dest: Path, *, cache_dir: Path, pyodide_dir: Path | N
     `lazy_assets` ({name: file}) ships more files the same way, marked `lazy` in the index: not loaded at boot,
     fetched (http) or asked of the page (file://) when the worker needs one (worker.js, `assetBytes`).
     """
+    warmup.wait()  # a warm-up making these very cache entries (builder/runtime/warmup.py)
     manifest = load_manifest(manifest_path)
     version = manifest["pyodide_version"]
     dest.mkdir(parents=True, exist_ok=True)
-    cache_root = Path(cache_dir) / "pyodide"
+    cache_root = runtime_cache_root(cache_dir)
     stamps = HashStamps(cache_root / STAMP_NAME)
     src_dir = Path(pyodide_dir) if pyodide_dir is not None else project_root / "node_modules" / "pyodide"
     info = RuntimeInfo(pyodide_version=version)

@@ -11,6 +11,21 @@ function gotDigest(GOT) {
   const text = Object.keys(GOT).sort().map((k) => `${k}=${GOT[k].value}`).join("\n");
   return require("crypto").createHash("sha256").update(text).digest("hex");
 }
+// The same heap from the same inputs on every machine (two builds are byte-identical): the interpreter's entropy
+// (hash secret: PYTHONHASHSEED in the env, builder/runtime/snapshot.py; `random`'s and NumPy's seeds) comes from a
+// fixed stream, and the files' times from a fixed clock. The browser reseeds both generators after restoring
+// (theme/js/python/worker.js).
+let state = 0x9e3779b9;
+globalThis.crypto.getRandomValues = (view) => {
+  const bytes = new Uint8Array(view.buffer, view.byteOffset, view.byteLength);
+  for (let i = 0; i < bytes.length; i++) {
+    state ^= state << 13; state ^= state >>> 17; state ^= state << 5;
+    bytes[i] = state & 0xff;
+  }
+  return view;
+};
+const FIXED_TIME = Date.UTC(2024, 0, 1);
+Date.now = () => FIXED_TIME;
 (async () => {
   const py = await loadPyodide({ indexURL: pyodideDir + "/", stdLibURL: stdlib, env: JSON.parse(envJSON), _makeSnapshot: true });
   const M = py._module;

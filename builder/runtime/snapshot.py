@@ -13,11 +13,13 @@ from .precompile import SITE_PACKAGES, WARM_IMPORTS
 from .verify import sha256_bytes
 
 PROGRAM_DIR = Path(__file__).resolve().parent  # snapshot.cjs
-SNAPSHOT_VERSION = "5"  # bump when snapshot.cjs or the file format changes: the cache key includes it
+SNAPSHOT_VERSION = "6"  # bump when snapshot.cjs or the file format changes: the cache key includes it
 SNAPSHOT_MAGIC = b"CSN1"
 SNAPSHOT_PAGE = 4096
 SNAPSHOT_PREFIX = "python-snapshot-"
-SNAPSHOT_ENV = {"HOME": "/home/pyodide"}  # the worker passes the same env to loadPyodide
+# The worker passes the same env to loadPyodide. A fixed hash secret: the heap (dicts, sets, interned strings) is
+# then the same on every machine; every visitor restores that one heap anyway.
+SNAPSHOT_ENV = {"HOME": "/home/pyodide", "PYTHONHASHSEED": "0"}
 COURSE_DIR = "/home/pyodide/_course"  # where the worker writes course_runtime.py (theme/js/python/worker.js)
 # Imported into the snapshot besides WARM_IMPORTS and attention_core's imports: the course's cells draw
 # their data with np.random (numpy 2 imports it lazily, ~0.15 s on the first cell otherwise).

@@ -24,9 +24,12 @@ def course_site(tmp_path_factory) -> Path:
     return out
 
 
-def test_two_builds_are_byte_identical(tmp_path):
+def test_two_builds_are_byte_identical(tmp_path, monkeypatch):
+    """A cold build (its own empty cache, the runtime's entries too: tests/conftest.py shares those) and a warm one."""
     a, b = tmp_path / "a", tmp_path / "b"
-    build(ROOT / "content", a, cache_dir=tmp_path / "cache1")
+    with monkeypatch.context() as env:
+        env.setenv("COURSE_RUNTIME_DIR", str(tmp_path / "cache1" / "pyodide"))
+        build(ROOT / "content", a, cache_dir=tmp_path / "cache1")
     build(ROOT / "content", b, cache_dir=None)
     assert digest_tree(a) == digest_tree(b)
 

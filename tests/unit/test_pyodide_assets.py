@@ -28,6 +28,13 @@ NUMPY_NAME = next(n for n in MANIFEST["assets"] if n.endswith(".whl"))
 NPM_ASSETS = [n for n in MANIFEST["assets"] if not n.endswith(".whl")]
 
 
+@pytest.fixture(autouse=True)
+def own_runtime_cache(monkeypatch):
+    """These tests are about the runtime's cache itself: each uses its own folder's (`<cache>/pyodide`), not the
+    tests' shared one (tests/conftest.py)."""
+    monkeypatch.delenv("COURSE_RUNTIME_DIR", raising=False)
+
+
 @pytest.fixture(scope="session")
 def numpy_wheel() -> Path:
     """The verified NumPy wheel in the project cache (downloaded from PyPI once, then reused)."""
@@ -367,6 +374,23 @@ def test_memory_snapshot_matches_the_shipped_pyodide(tmp_path: Path, cache_dir: 
     hiwire_state = json.loads(heap[48:48 + words[2]])
     assert all(key is None or "path" in key for key in hiwire_state["hiwireKeys"])
     assert index["env"] == runtime.SNAPSHOT_ENV
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="the snapshot is made by Pyodide under Node")
+def test_the_memory_snapshot_is_the_same_bytes_every_time_it_is_made(tmp_path: Path):
+    """Two builds are byte-identical, the snapshot too: made twice from the same inputs, in two cache folders
+    (fixed hash secret, entropy stream and clock: builder/runtime/snapshot.cjs)."""
+    from builder.runtime.snapshot import memory_snapshot
+    from builder.runtime.wheels import cached_pack
+    stdlib = NPM_DIR / "python_stdlib.zip"
+    wheel = runtime.ensure_numpy_wheel(TEST_CACHE / "pyodide")
+    numpy_pack = cached_pack(tmp_path / "packs", wheel, _sha(wheel))
+    made = [memory_snapshot(tmp_path / f"cache{i}", NPM_DIR, (stdlib, _sha(stdlib)), (numpy_pack, _sha(numpy_pack)),
+                            "inputs-of-this-test", theme_python_dir=ROOT / "theme" / "js" / "python")
+            for i in range(2)]
+    assert all(made)
+    (a, meta_a), (b, meta_b) = made
+    assert a.read_bytes() == b.read_bytes() and meta_a == meta_b
 
 
 # Boots Pyodide under Node either from the shipped snapshot (relinking NumPy with the worker's own

@@ -275,8 +275,11 @@ async function init(msg) {
   const failed = (p) => p.then(() => new Promise(() => {})); // rejects when p does, else never settles
   pyodide = await Promise.race([booting, ...[snapshotFilled, wasmChecked].filter(Boolean).map(failed)]);
   mark(snapshot ? "pyodide-restored" : "pyodide-booted");
-  // Every visitor restores the same heap: give `random` (if a stdlib module imported it) fresh OS entropy.
-  if (snapshot) pyodide.runPython("import sys\nif 'random' in sys.modules: sys.modules['random'].seed()");
+  // Every visitor restores the same heap (made from a fixed entropy stream: builder/runtime/snapshot.cjs): give
+  // `random` (if a stdlib module imported it) and NumPy's global generator (np.random.rand & co.) fresh OS entropy.
+  if (snapshot) pyodide.runPython(`import sys
+if 'random' in sys.modules: sys.modules['random'].seed()
+if 'numpy.random' in sys.modules: sys.modules['numpy.random'].seed()`);
   if (interruptBuffer) pyodide.setInterruptBuffer(interruptBuffer);
 
   progress("packages");

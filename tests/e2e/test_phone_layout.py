@@ -84,8 +84,11 @@ def test_wide_boxes_scroll_with_an_affordance_and_never_cut_off(mobile_page, slu
         assert first.evaluate("el => el.scrollLeft") > before["left"]
 
 
-@pytest.mark.parametrize("scheme", ["light", "dark"])
-def test_every_widget_at_390px_screenshot_and_no_run_together_headers(browser, base_url, scheme):
+# Screenshots (for people to look at) in both schemes over http; the header check once more over file:// (a layout
+# check: the scheme changes only colours).
+@pytest.mark.parametrize("transport,scheme", [("http", "light"), ("http", "dark"), ("file", "light")])
+def test_every_widget_at_390px_screenshot_and_no_run_together_headers(browser, http_base, file_base, transport, scheme):
+    base_url = http_base if transport == "http" else file_base
     context = browser.new_context(viewport={"width": 390, "height": 844}, device_scale_factor=2, color_scheme=scheme,
                                   is_mobile=True, has_touch=True, bypass_csp=True)
     page = context.new_page()

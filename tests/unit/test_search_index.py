@@ -131,7 +131,9 @@ def test_search_sections_of_the_real_course_equal_html_parser_s() -> None:
     from builder.model import BuildOptions
     from builder.search_index import _SectionSplitter
 
-    options = BuildOptions(python_runtime=False, jobs=1)
+    from tests.conftest import TEST_CACHE
+
+    options = BuildOptions(python_runtime=False, jobs=1, cache_dir=TEST_CACHE)  # the tests' cache: cells, formulas
     problems = Problems()
     site = load_site(options.content_dir, options.root, problems)
     rendered, _ = pipeline.body_stages(pipeline.markdown_parser(options), site, site.pages, options)

@@ -102,6 +102,7 @@ def output_writers(options: BuildOptions, pages: list[Page]) -> list[Callable[[P
     def write_runtime(out: Path) -> None:
         # python-runtime.js itself is already in the output (build_assets bundled it to hash its URL)
         cache_dir = options.cache_dir or options.root / ".cache"
+        runtime_warmup.wait()  # a warm-up making these very entries (pipeline.start_runtime_warmup)
         prepare_python_runtime(out / "assets" / "python", cache_dir=cache_dir, pyodide_dir=options.pyodide_dir,
                                project_root=options.root)
         runtime_warmup.remember(cache_dir=cache_dir, project_root=options.root, pyodide_dir=options.pyodide_dir,

@@ -128,8 +128,12 @@ def cell_runtime_for(options: BuildOptions) -> dict | None:
     Pyodide, or COURSE_CELLS_RUNTIME=cpython, e.g. to compare the two)."""
     if os.environ.get("COURSE_CELLS_RUNTIME") == "cpython":
         return None
-    return cell_runtime(cache_dir=options.cache_dir or options.root / ".cache", project_root=options.root,
-                        pyodide_dir=options.pyodide_dir)
+    cache_dir = options.cache_dir or options.root / ".cache"
+    runtime_warmup.wait(cells_only=True)  # a warm-up making these very entries (start_runtime_warmup)
+    runtime = cell_runtime(cache_dir=cache_dir, project_root=options.root, pyodide_dir=options.pyodide_dir)
+    runtime_warmup.remember(cache_dir=cache_dir, project_root=options.root, pyodide_dir=options.pyodide_dir,
+                            site_runtime=False)
+    return runtime
 
 
 def parse(md: MarkdownIt, source: SourcePage, site: SiteSource) -> Page:

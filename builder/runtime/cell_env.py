@@ -11,7 +11,6 @@ import json
 import shutil
 from pathlib import Path
 
-from . import warmup
 from .files import runtime_cache_root, write_if_changed
 from .optional import optional_packs
 from .verify import STAMP_NAME, HashStamps, check_sha256, load_manifest, pyodide_fix_hint, sha256_bytes
@@ -29,7 +28,6 @@ def cell_runtime(*, cache_dir: Path, project_root: Path, pyodide_dir: Path | Non
 
 
 def _make(cache_dir: Path, root: Path, pyodide_dir: Path | None, allow_download: bool) -> dict | None:
-    warmup.wait(cells_only=True)  # a warm-up making these very entries (builder/runtime/warmup.py)
     node = shutil.which("node")
     src_dir = Path(pyodide_dir) if pyodide_dir is not None else root / "node_modules" / "pyodide"
     if not node or not (src_dir / "pyodide.js").is_file():
@@ -64,5 +62,4 @@ def _make(cache_dir: Path, root: Path, pyodide_dir: Path | None, allow_download:
                "packs": packs, "optional": optional}
     runtime["key"] = sha256_bytes(json.dumps([manifest["pyodide_version"], digests,
                                               manifest["assets"]["python_stdlib.zip"]["sha256"]]).encode())
-    warmup.remember(cache_dir=cache_dir, project_root=root, pyodide_dir=pyodide_dir, site_runtime=False)
     return runtime

@@ -26,7 +26,6 @@ from pathlib import Path
 from builder.bundle import browser_data_script
 
 from .bundle import RUNTIME_JS_NAME, bundle_python_runtime, theme_python_dir
-from . import warmup
 from .files import copy_if_stale, runtime_cache_root, write_if_changed
 from .precompile import STDLIB_NAME, WARM_IMPORTS, precompiled
 from .optional import optional_packs
@@ -90,7 +89,6 @@ def prepare_python_runtime(dest: Path, *, cache_dir: Path, pyodide_dir: Path | N
     `lazy_assets` ({name: file}) ships more files the same way, marked `lazy` in the index: not loaded at boot,
     fetched (http) or asked of the page (file://) when the worker needs one (worker.js, `assetBytes`).
     """
-    warmup.wait()  # a warm-up making these very cache entries (builder/runtime/warmup.py)
     manifest = load_manifest(manifest_path)
     version = manifest["pyodide_version"]
     dest.mkdir(parents=True, exist_ok=True)

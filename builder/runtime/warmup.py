@@ -3,8 +3,8 @@
 A cold build spends about a minute on the Python runtime (the CJK font subset, matplotlib's bytecode and the
 memory snapshot under Node, the packs and their wrapper scripts) and about as long on the pages' own data (the
 real model's forward passes, module 04's MLP). Neither needs the other, so on a cold cache `start()` makes the
-runtime's entries in a spawned process on the other core, and `wait()` — called first by `cell_runtime()` and
-`prepare_python_runtime()` — lets the build's own calls find them there instead of making them again.
+runtime's entries in a spawned process on the other core, and `wait()` — which the build calls before its own
+`cell_runtime()` and `prepare_python_runtime()` — lets those find them there instead of making them again.
 
 Only a cold cache pays for the process: `start()` does nothing when the cache holds a `warmed-<fingerprint>` mark of
 the same inputs (the runtime's code, the pinned manifest, the Pyodide files, the course's Python, attention_core).
@@ -55,7 +55,8 @@ def _warm(cache_dir: str, project_root: str, pyodide_dir: str | None, site_runti
     cache, root = Path(cache_dir), Path(project_root)
     pyodide = Path(pyodide_dir) if pyodide_dir else None
     try:
-        cell_runtime(cache_dir=cache, project_root=root, pyodide_dir=pyodide)  # (marks "cells" itself)
+        cell_runtime(cache_dir=cache, project_root=root, pyodide_dir=pyodide)
+        remember(cache_dir=cache, project_root=root, pyodide_dir=pyodide, site_runtime=False)
         if site_runtime:
             scratch = runtime_cache_root(cache)
             scratch.mkdir(parents=True, exist_ok=True)
@@ -66,8 +67,10 @@ def _warm(cache_dir: str, project_root: str, pyodide_dir: str | None, site_runti
     remember(cache_dir=cache, project_root=root, pyodide_dir=pyodide, site_runtime=site_runtime)
 
 
-def start(*, cache_dir: Path | None, project_root: Path, pyodide_dir: Path | None, site_runtime: bool) -> None:
-    """Begin the warm-up unless the cache is warm for these inputs (or there is no cache, or one is running)."""
+def start(*, cache_dir: Path | None, project_root: Path, pyodide_dir: Path | None, site_runtime: bool,
+          job=None) -> None:
+    """Begin the warm-up unless the cache is warm for these inputs (or there is no cache, or one is running).
+    `job`: what the process runs instead of the real warm-up (tests), called with the same arguments."""
     global _process, _cells_mark
     if cache_dir is None or _process is not None:
         return
@@ -76,7 +79,7 @@ def start(*, cache_dir: Path | None, project_root: Path, pyodide_dir: Path | Non
         return
     _cells_mark = _mark(cache_dir, project_root, pyodide_dir, "cells")
     _process = get_context("spawn").Process(
-        target=_warm, args=(str(cache_dir), str(project_root), str(pyodide_dir) if pyodide_dir else None, site_runtime),
+        target=job or _warm, args=(str(cache_dir), str(project_root), str(pyodide_dir) if pyodide_dir else None, site_runtime),
         daemon=True, name="runtime-warmup")
     _process.start()
 

@@ -11,7 +11,6 @@
 // unexpected error.  Cell output never reaches stdout: the cells' streams are captured in Python.
 "use strict";
 const fs = require("fs");
-const zlib = require("zlib");
 const out = process.stdout;
 const spec = JSON.parse(fs.readFileSync(process.argv[2], "utf8"));
 const COURSE_DIR = "/home/pyodide/_course";
@@ -71,7 +70,7 @@ process.binding = (name) => {
   const py = await loadPyodide({ indexURL: spec.pyodideDir + "/", stdLibURL: spec.stdlib, env: spec.env,
     stdin: () => null, stdout: () => {}, stderr: () => {} });
   const install = async (path, wheel) => {
-    const libs = installPack(py.FS, path, new Uint8Array(zlib.gunzipSync(fs.readFileSync(path))));
+    const libs = installPack(py.FS, path, new Uint8Array(fs.readFileSync(path)));
     if (libs.length) await py._api.loadDynlibsFromPackage({ file_name: wheel }, libs);
   };
   for (const p of spec.packs) await install(p.path, p.wheel);

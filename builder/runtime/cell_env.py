@@ -13,7 +13,7 @@ from pathlib import Path
 
 from .files import runtime_cache_root, write_if_changed
 from .optional import optional_packs
-from .verify import STAMP_NAME, HashStamps, check_sha256, load_manifest, pyodide_fix_hint, sha256_bytes
+from .verify import STAMP_NAME, HashStamps, check_sha256, load_manifest, numpy_spec, pyodide_fix_hint, sha256_bytes
 from .wheels import build_wheel_bytes, cached_pack, ensure_numpy_wheel, project_version, wheel_pack
 
 _MEMO: dict[tuple, dict | None] = {}
@@ -40,7 +40,7 @@ def _make(cache_dir: Path, root: Path, pyodide_dir: Path | None, allow_download:
         check_sha256(src_dir / name, name, spec, stamps.sha256(src_dir / name), pyodide_fix_hint(pyodide_dir))
     np_wheel = ensure_numpy_wheel(cache_root, manifest=manifest, pyodide_dir=pyodide_dir,
                                   allow_download=allow_download, stamps=stamps)
-    np_pack = cached_pack(cache_root, np_wheel, stamps.sha256(np_wheel))
+    np_pack = cached_pack(cache_root, np_wheel, stamps.sha256(np_wheel), tuple(numpy_spec(manifest)[1].get("strip", [])))
     packs = [{"path": str(np_pack), "wheel": np_wheel.name}]
     pkg = root / "attention_core"
     if pkg.is_dir():

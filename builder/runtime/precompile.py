@@ -15,7 +15,7 @@ from .node import node_job
 from .verify import sha256_bytes
 
 PROGRAM_DIR = Path(__file__).resolve().parent  # precompile.cjs, precompile_in_pyodide.py
-COMPILE_VERSION = "2"  # bump when precompile_in_pyodide.py or precompile.cjs changes: the cache key includes it
+COMPILE_VERSION = "3"  # bump when precompile_in_pyodide.py or precompile.cjs changes: the cache key includes it
 STDLIB_NAME = "python_stdlib.zip"
 STDLIB_PREFIX = "/lib/python312.zip/"            # where Pyodide mounts the stdlib zip
 SITE_PACKAGES = "/lib/python3.12/site-packages/"  # where loadPackage unpacks wheels

@@ -17,8 +17,10 @@ def compile_zip(src, dst, prefix, only=None):
                     name, data = name[:-3] + ".pyc", bytes(be._code_to_timestamp_pyc(code, 0, 0))
             zi = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
             zi.external_attr = info.external_attr
-            zi.compress_type = zipfile.ZIP_DEFLATED
-            zout.writestr(zi, data, compresslevel=9)
+            # Stored, not deflated: the transport compresses the whole zip as one Zstandard frame (far better
+            # than per-member deflate), and zipimport then reads a member without inflating it.
+            zi.compress_type = zipfile.ZIP_STORED
+            zout.writestr(zi, data)
 
 def main(stdlib_in, stdlib_out, numpy_in, numpy_out, site_packages, warm_imports):
     zipfile.ZipFile(numpy_in).extractall(site_packages)

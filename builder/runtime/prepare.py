@@ -9,7 +9,7 @@
   and the optional packs (matplotlib & co., optional.py) that only a cell importing them loads (`lazy`) —
   each shipped once, as classic-script wrappers `<name>.<i>.js` that http and file:// both read (wrappers.py);
 * `runtime-index.js`: `Course.python.index = {...}` listing the assets with their payload's size, sha256 and
-  encoding (gzip or none), and wrapper chunk names (loaded by `<script>` in both modes, so the runtime knows
+  encoding (zstd or none), and wrapper chunk names (loaded by `<script>` in both modes, so the runtime knows
   what to load and how big it is), `lazy: true` on the assets no boot loads, and under `optional.packages`
   each optional package's pack, wheel, imports and depends.  Any asset added to the plan below gets this
   transport.
@@ -18,7 +18,6 @@ Every copied asset is checked against the manifest first (verify.py).
 """
 from __future__ import annotations
 
-import gzip
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -110,6 +109,7 @@ def prepare_python_runtime(dest: Path, *, cache_dir: Path, pyodide_dir: Path | N
         plan.append((name, src, None, spec["sha256"]))
 
     np_name, np_spec = numpy_spec(manifest)
+    np_strip = tuple(np_spec.get("strip", []))  # files of the wheel no cell can use (manifest)
     np_path = ensure_numpy_wheel(cache_root, manifest=manifest, pyodide_dir=pyodide_dir,
                                  allow_download=allow_download, stamps=stamps)
     plan.append((np_name, np_path, None, np_spec["sha256"]))
@@ -133,15 +133,16 @@ def prepare_python_runtime(dest: Path, *, cache_dir: Path, pyodide_dir: Path | N
     if memory_snapshot_enabled:
         std_now = next(p for p in plan if p[0] == STDLIB_NAME)
         np_now = next(p for p in plan if p[0] == np_name)
-        np_pack = cached_pack(cache_root, np_now[1], np_now[3])
+        np_pack = cached_pack(cache_root, np_now[1], np_now[3], np_strip)
         made = memory_snapshot(cache_root, src_dir, (std_now[1], std_now[3]), (np_pack, stamps.sha256(np_pack)),
                                manifest["assets"]["pyodide.asm.wasm"]["sha256"], warm_imports,
                                theme_python_dir=theme_python_dir(project_root))
         if made:
             snap, dynlibs = made
-            with gzip.open(snap) as f:  # the heap size is the first field after the magic
+            with open(snap, "rb") as f:  # the heap size is the first field after the magic
                 head = f.read(8)
-            snapshot_entry = {"name": snap.name, "size": int.from_bytes(head[4:8], "little"), "dynlibs": dynlibs}
+            snapshot_entry = {"name": snap.name, "size": int.from_bytes(head[4:8], "little"), "dynlibs": dynlibs,
+                              "dataXor": dynlibs["dataXor"]}  # snapshot.py: xor_data_segment
             snapshot_name = snap.name
             plan.append((snapshot_name, snap, None, stamps.sha256(snap)))
             info.snapshot = snapshot_name
@@ -163,7 +164,7 @@ def prepare_python_runtime(dest: Path, *, cache_dir: Path, pyodide_dir: Path | N
     for i, (name, src, data, digest) in enumerate(plan):
         if name.endswith(".whl"):
             if src is not None:
-                packed = cached_pack(cache_root, src, digest)
+                packed = cached_pack(cache_root, src, digest, np_strip if name == np_name else ())
                 plan[i] = (packed.name, packed, None, stamps.sha256(packed))
             else:
                 packed_bytes = wheel_pack(data)

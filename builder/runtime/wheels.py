@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 import base64
-import gzip
+import fnmatch
 import hashlib
 import io
 import json
@@ -204,10 +204,8 @@ def trimmed_lock(manifest: dict, extra: dict[str, dict]) -> dict:
 # ------------------------------------------------------------------------------------------ wheel packs
 
 PACK_MAGIC = b"CPK1"
-# Packs (like the memory snapshot) are gzip streams, deliberately not named *.gz: some servers answer *.gz
-# with `Content-Encoding: gzip`, and the browser would then hand over inflated bytes whose sha256 is not the
-# indexed one.
 PACK_SUFFIX = ".pack"
+PACK_FORMAT = "raw"  # part of the cache folder's name: packs were gzip streams before the transport compressed them
 
 
 def pack_name(wheel_name: str) -> str:
@@ -215,23 +213,32 @@ def pack_name(wheel_name: str) -> str:
     return wheel_name[:-len(".whl")] + PACK_SUFFIX
 
 
-def wheel_pack(wheel: bytes) -> bytes:
-    """A wheel's files as one gzip stream: `CPK1`, uint32 LE header length, JSON header
+def stripped(path: str, globs) -> bool:
+    """Is `path` one of the files a pack leaves out (the manifest's `strip` globs)?"""
+    return any(fnmatch.fnmatchcase(path, g) for g in globs)
+
+
+def wheel_pack(wheel: bytes, strip: tuple[str, ...] = ()) -> bytes:
+    """A wheel's files as one uncompressed stream: `CPK1`, uint32 LE header length, JSON header
     `{"files": [[path, size], ...]}`, then the file contents back to back.
 
-    The worker inflates it with one native DecompressionStream and writes the files into site-packages:
-    ~10× faster than loadPackage's zipfile-in-wasm, and a solid stream compresses better than a zip's
-    per-file deflate.  Deterministic (gzip mtime 0, zip order), so the sha256 is stable."""
+    Shipped compressed as a whole by the transport (wrappers.py: one Zstandard frame compresses better than a
+    zip's per-file deflate), the worker writes its files into site-packages in one pass: ~10× faster than
+    loadPackage's zipfile-in-wasm.  Deterministic (zip order), so the sha256 is stable.  `strip`: globs of
+    files left out (what no cell can use in the browser: C headers, f2py, type stubs)."""
     with zipfile.ZipFile(io.BytesIO(wheel)) as zf:
-        files = [(i.filename, zf.read(i)) for i in zf.infolist() if not i.is_dir()]
+        files = [(i.filename, zf.read(i)) for i in zf.infolist() if not i.is_dir() and not stripped(i.filename, strip)]
+    return pack_bytes(files)
+
+
+def pack_bytes(files: list[tuple[str, bytes]]) -> bytes:
+    """`files` ([(path, bytes)]) in the pack format of `wheel_pack`."""
     header = json.dumps({"files": [[n, len(d)] for n, d in files]}, separators=(",", ":")).encode()
-    raw = PACK_MAGIC + len(header).to_bytes(4, "little") + header + b"".join(d for _, d in files)
-    return gzip.compress(raw, compresslevel=9, mtime=0)
+    return PACK_MAGIC + len(header).to_bytes(4, "little") + header + b"".join(d for _, d in files)
 
 
-def read_pack(data: bytes) -> list[tuple[str, bytes]]:
+def read_pack(raw: bytes) -> list[tuple[str, bytes]]:
     """Inverse of `wheel_pack` (tests and tools)."""
-    raw = gzip.decompress(data)
     if raw[:4] != PACK_MAGIC:
         raise ValueError("not a wheel pack")
     n = int.from_bytes(raw[4:8], "little")
@@ -242,13 +249,15 @@ def read_pack(data: bytes) -> list[tuple[str, bytes]]:
     return files
 
 
-def cached_pack(cache_root: Path, src: Path, digest: str) -> Path:
-    """The pack of a verified wheel (`digest` is its sha256), built once into `<cache_root>/packs/`."""
-    out = cache_root / "packs" / digest[:16] / pack_name(src.name)
+def cached_pack(cache_root: Path, src: Path, digest: str, strip: tuple[str, ...] = ()) -> Path:
+    """The pack of a verified wheel (`digest` is its sha256) without its `strip` files, built once into
+    `<cache_root>/packs/`."""
+    variant = sha256_bytes(json.dumps([PACK_FORMAT, list(strip)]).encode())[:8]
+    out = cache_root / "packs" / f"{digest[:16]}-{variant}" / pack_name(src.name)
     if not out.is_file():
         out.parent.mkdir(parents=True, exist_ok=True)
         data = src.read_bytes()
         if sha256_bytes(data) != digest:
             raise RuntimeAssetError(f"{src}: changed while packing it", file=src, expected=digest)
-        write_atomically(out, wheel_pack(data))
+        write_atomically(out, wheel_pack(data, strip))
     return out

@@ -3,7 +3,6 @@ file:// alike — no binary copy next to a base64 copy (the offline package was 
 from __future__ import annotations
 
 import base64
-import gzip
 import hashlib
 import json
 import re
@@ -11,6 +10,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+import zstandard
 
 from builder.bundle import browser_data_prefix
 from builder.runtime import read_pack
@@ -59,19 +59,19 @@ def test_each_runtime_asset_is_shipped_once_as_wrapper_scripts(site_with_python)
 
 def test_the_wrappers_carry_the_verified_distribution_bytes(site_with_python):
     """Decoding the wrappers the way transport.js does gives back Pyodide's own files (the wasm and the
-    scripts compressed with gzip, which is how their payload gets small)."""
+    scripts compressed with Zstandard, which is how their payload gets small)."""
     py_dir = site_with_python / "assets" / "python"
     index = _index(py_dir)
     by_name = {a["name"]: a for a in index["assets"]}
     for name in ("pyodide.asm.wasm", "pyodide.asm.js", "pyodide.js"):
         entry = by_name[name]
-        assert entry["encoding"] == "gzip"
+        assert entry["encoding"] == "zstd"
         assert read_asset(py_dir, entry) == (NPM_DIR / name).read_bytes(), name
         assert entry["size"] < 0.5 * entry["decodedSize"], name
     wasm = by_name["pyodide.asm.wasm"]
     payload = b"".join(wrapper_payload((py_dir / w).read_bytes()) for w in wasm["wrappers"])
     assert hashlib.sha256(payload).hexdigest() == wasm["sha256"] and len(payload) == wasm["size"]
-    assert gzip.decompress(payload)[:4] == b"\0asm"
+    assert zstandard.ZstdDecompressor().decompress(payload)[:4] == b"\0asm"
     # five characters of script per four payload bytes, plus a line of JS per chunk
     assert wasm["wrapperSize"] < 1.26 * wasm["size"]
 

@@ -3,7 +3,6 @@ the file:// wrappers, and the in-worker cell executor (run under CPython here)."
 from __future__ import annotations
 
 import base64
-import gzip
 import hashlib
 import importlib.util
 import json
@@ -15,6 +14,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+import zstandard
 
 from tests.conftest import ROOT, TEST_CACHE  # noqa: E402
 
@@ -110,7 +110,13 @@ def _zip_members(data: bytes) -> list[tuple[str, bytes]]:
 
 
 def _wheel_files(path: Path) -> list[tuple[str, bytes]]:
-    return _zip_members(path.read_bytes())
+    """The NumPy wheel's files the pack keeps: all but the manifest's `strip` globs (C headers, f2py, stubs)."""
+    from builder.runtime.verify import numpy_spec
+    from builder.runtime.wheels import stripped
+    strip = numpy_spec(runtime.load_manifest())[1].get("strip", [])
+    kept = [(n, d) for n, d in _zip_members(path.read_bytes()) if not stripped(n, strip)]
+    assert any(n.startswith("numpy/f2py/") for n, _ in _zip_members(path.read_bytes()))  # the globs do leave out
+    return kept
 
 
 def _pack_files(path: Path) -> list[tuple[str, bytes]]:
@@ -164,11 +170,11 @@ def test_prepare_writes_verified_http_and_file_assets(tmp_path: Path, cache_dir:
                               {"name": runtime.pack_name(info.attention_core_wheel), "wheel": info.attention_core_wheel}]
     assert index["snapshot"] is None  # not asked for here
     for a in index["assets"]:
-        # the wrapper chunks carry the payload the index describes: the asset, or its gzip
+        # the wrapper chunks carry the payload the index describes: the asset, or its Zstandard frame
         wnames, data = _unwrap([dest / w for w in a["wrappers"]])
         assert wnames == {a["name"]} and hashlib.sha256(data).hexdigest() == a["sha256"], a["name"]
-        assert len(data) == a["size"] and a["encoding"] in (None, "gzip")
-        assert len(gzip.decompress(data) if a["encoding"] else data) == a["decodedSize"]
+        assert len(data) == a["size"] and a["encoding"] in (None, "zstd")
+        assert len(zstandard.ZstdDecompressor().decompress(data) if a["encoding"] else data) == a["decodedSize"]
         assert sum((dest / w).stat().st_size for w in a["wrappers"]) == a["wrapperSize"]
     first_load = sum(a["wrapperSize"] for a in index["assets"] if not a.get("lazy"))
     assert info.http_bytes == info.file_bytes == first_load + len(index_js.encode())
@@ -181,11 +187,11 @@ def test_a_lazy_asset_gets_the_same_transport(tmp_path: Path, cache_dir: Path):
     """An extra file (e.g. a wheel pack loaded on demand) ships as wrapper scripts like every other asset,
     marked lazy in the index (the browser loads it only when the worker asks), and decodes to its bytes."""
     extra = tmp_path / "extra.pack"
-    extra.write_bytes(bytes(range(256)) * 5000)  # compressible: its payload is its gzip
+    extra.write_bytes(bytes(range(256)) * 5000)  # compressible: its payload is its Zstandard frame
     dest = tmp_path / "py"
     info = _prepare(dest, cache_dir, bundle=False, lazy_assets={"extra.pack": extra})
     entry = next(a for a in _index_of(dest)["assets"] if a["name"] == "extra.pack")
-    assert entry["lazy"] is True and entry["encoding"] == "gzip" and entry["decodedSize"] == 256 * 5000
+    assert entry["lazy"] is True and entry["encoding"] == "zstd" and entry["decodedSize"] == 256 * 5000
     assert _shipped(dest, "extra.pack").read_bytes() == extra.read_bytes()
     assert not (dest / "extra.pack").exists()
     assert not any(a.get("lazy") for a in _index_of(dest)["assets"] if a["name"] != "extra.pack")
@@ -229,9 +235,11 @@ def test_stdlib_and_numpy_ship_precompiled_bytecode(tmp_path: Path, cache_dir: P
     compiled_wheel = next((cache_dir / "pyodide" / "compiled").glob(f"*/{NUMPY_NAME}"))
     assert lock["packages"]["numpy"]["sha256"] == _sha(compiled_wheel)
     assert _pack_files(_shipped(dest, runtime.pack_name(NUMPY_NAME))) == _wheel_files(compiled_wheel)
-    # neither is worth compressing again: their payload is the file itself
-    assert index[runtime.pack_name(NUMPY_NAME)]["sha256"] == _sha(_shipped(dest, runtime.pack_name(NUMPY_NAME)))
-    assert index["python_stdlib.zip"]["sha256"] == _sha(_shipped(dest, "python_stdlib.zip"))
+    # both ship as Zstandard frames: the pack is stored bytes, and so is the stdlib zip (ZIP_STORED members)
+    for name in (runtime.pack_name(NUMPY_NAME), "python_stdlib.zip"):
+        assert index[name]["encoding"] == "zstd" and index[name]["size"] < 0.35 * index[name]["decodedSize"], name
+    with zipfile.ZipFile(_shipped(dest, "python_stdlib.zip")) as zc:
+        assert {i.compress_type for i in zc.infolist()} == {zipfile.ZIP_STORED}
 
     for name, source, every_module in (("python_stdlib.zip", NPM_DIR / "python_stdlib.zip", False),
                                        (compiled_wheel.name, numpy_wheel, True)):
@@ -322,10 +330,10 @@ def test_rebuild_into_same_dest_is_stable(tmp_path: Path, cache_dir: Path):
 def test_wheel_pack_is_deterministic_and_lossless(fixture_package: Path):
     _, wheel = runtime.build_wheel_bytes(fixture_package, version="9.8.7")
     pack = runtime.wheel_pack(wheel)
-    assert pack == runtime.wheel_pack(wheel)  # gzip mtime 0, zip order
+    assert pack == runtime.wheel_pack(wheel)  # zip order
     assert runtime.read_pack(pack) == _zip_members(wheel)
     with pytest.raises(ValueError, match="not a wheel pack"):
-        runtime.read_pack(__import__("gzip").compress(b"PK\x03\x04whatever"))
+        runtime.read_pack(b"PK\x03\x04whatever")
 
 
 def test_snapshot_pages_round_trip():
@@ -333,10 +341,9 @@ def test_snapshot_pages_round_trip():
     heap = bytes(page) + b"\x01" + bytes(page - 1) + bytes(3 * page) + b"tail"  # zero pages and a short last page
     packed = runtime.pack_snapshot(heap)
     assert runtime.unpack_snapshot(packed) == heap
-    raw = __import__("gzip").decompress(packed)
-    assert int.from_bytes(raw[8:12], "little") == 2  # only the two non-zero pages are stored
+    assert int.from_bytes(packed[8:12], "little") == 2  # only the two non-zero pages are stored
     with pytest.raises(ValueError, match="not a packed memory snapshot"):
-        runtime.unpack_snapshot(__import__("gzip").compress(b"nope"))
+        runtime.unpack_snapshot(b"nope" + bytes(12))
 
 
 def _pyodide_build_id() -> str:
@@ -397,7 +404,6 @@ def test_the_memory_snapshot_is_the_same_bytes_every_time_it_is_made(tmp_path: P
 # theme/js/python/snapshot_libs.js) or from scratch, installs the packs with the worker's packs.js, runs STRESS_PY.
 _RESTORE_MJS = r"""
 import fs from "fs";
-import zlib from "zlib";
 import { createRequire } from "module";
 const require = createRequire(import.meta.url);
 const [mode, npmDir, dest, heapPath, relinkPath, stressPath, dynlibsJSON] = process.argv.slice(2);
@@ -410,7 +416,7 @@ const py = await loadPyodide({ indexURL: npmDir + "/", stdLibURL: dest + "/pytho
   ...(snapshot ? { _loadSnapshot: snapshot } : {}) });
 const preloaded = py.runPython("import sys\n[m for m in ('numpy', 'numpy.random', 'course_runtime') if m in sys.modules]").toJs();
 for (const pack of index.packs) {
-  const libs = installPack(py.FS, pack.name, new Uint8Array(zlib.gunzipSync(fs.readFileSync(dest + "/" + pack.name))));
+  const libs = installPack(py.FS, pack.name, new Uint8Array(fs.readFileSync(dest + "/" + pack.name)));
   if (!snapshot && libs.length) await py._api.loadDynlibsFromPackage({ file_name: pack.wheel }, libs);
 }
 if (snapshot) await relinkSnapshotLibraries(py._module, JSON.parse(dynlibsJSON), snapshot);
@@ -473,7 +479,12 @@ def test_snapshot_with_numpy_restores_and_computes_like_a_fresh_interpreter(tmp_
     _prepare(dest, cache_dir, bundle=False, compile_bytecode=True, memory_snapshot_enabled=True)
     index_js = (dest / "runtime-index.js").read_text("utf-8")
     snap = json.loads(index_js[len(browser_data_prefix("python", "index")):].rstrip().rstrip(";"))["snapshot"]
-    (tmp_path / "heap.bin").write_bytes(runtime.unpack_snapshot(_shipped(dest, snap["name"]).read_bytes()))
+    # as the worker restores it: the interpreter's static data XORed back in from the wasm (snapshot_data.js)
+    from builder.runtime.snapshot import wasm_data_segment, xor_data_segment
+    shipped = runtime.unpack_snapshot(_shipped(dest, snap["name"]).read_bytes())
+    segment = wasm_data_segment((NPM_DIR / "pyodide.asm.wasm").read_bytes())
+    assert snap["dataXor"]["size"] == len(segment)
+    (tmp_path / "heap.bin").write_bytes(xor_data_segment(shipped, segment, snap["dataXor"]["at"]))
     dynlibs = snap["dynlibs"]
     assert len(dynlibs["libs"]) >= 10 and all(p.endswith(".so") for p, _ in dynlibs["libs"])
 

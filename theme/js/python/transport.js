@@ -1,6 +1,6 @@
 // The one shipped form of the runtime's assets (builder/runtime/wrappers.py): every asset is a list of classic
-// scripts `<name>.<i>.js`, each registering ≤ 512 KiB of the asset's payload (its bytes, or their gzip when
-// the index entry says `encoding: "gzip"`) as a base-85 string literal (RFC 1924 alphabet: plain ASCII, no
+// scripts `<name>.<i>.js`, each registering ≤ 512 KiB of the asset's payload (its bytes, or their Zstandard frame
+// when the index entry says `encoding: "zstd"`) as a base-85 string literal (RFC 1924 alphabet: plain ASCII, no
 // quote, backslash or line break, so Chromium parses these scripts off the main thread).
 //
 //   file://: the page loads the scripts with <script src> and decodes each literal (`literalInto`);
@@ -10,6 +10,7 @@
 // Shared by runtime.js (page), worker.js and unpacker.js.
 
 import { checkSha256 } from "./verify.js";
+import { unzstd } from "./zstd.js";
 
 const ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz!#$%&()*+-;<=>?@^_`{|}~";
 const VALUE = new Uint8Array(256).fill(255);
@@ -107,16 +108,11 @@ export async function fetchPayload(baseURL, asset, chunkBytes, onBytes, fetchFn 
   return payload;
 }
 
-/** gzip bytes → inflated bytes (native DecompressionStream). */
-export async function gunzip(bytes) {
-  return new Uint8Array(await new Response(
-    new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"))).arrayBuffer());
-}
-
 /** A verified payload → the asset's bytes (inflated when the index says so). */
 export async function decodePayload(asset, payload) {
-  if (asset.encoding !== "gzip") return payload;
-  const bytes = await gunzip(payload);
+  if (!asset.encoding) return payload;
+  if (asset.encoding !== "zstd") throw new Error(`${asset.name}: unknown encoding ${asset.encoding}`);
+  const bytes = await unzstd(payload, asset.decodedSize);
   if (asset.decodedSize != null && bytes.length !== asset.decodedSize) {
     throw new Error(`${asset.name}: ${bytes.length} bytes after inflating, expected ${asset.decodedSize}`);
   }

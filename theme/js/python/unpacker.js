@@ -1,5 +1,5 @@
 // Unpacker worker (bundled to a string and started from a blob: URL by runtime.js, next to each Python
-// worker).  It turns the gzip assets of a boot — the interpreter's memory snapshot and the wheel packs
+// worker).  It turns the compressed assets of a boot — the interpreter's memory snapshot and the wheel packs
 // (builder/runtime/: snapshot.pack_snapshot, wheels.wheel_pack) — into verified, inflated bytes and hands them to
 // its Python worker over a MessagePort, while that worker evaluates pyodide.asm.js and instantiates the wasm.
 //
@@ -17,15 +17,16 @@
 //
 // From the port: {type: "store"} (http): the Python worker is up; keep this boot's inflated bytes.
 //
-// Over http the inflated bytes are kept in the origin's Cache Storage, keyed by the gzip asset's sha256: a
-// returning reader's boot reads ~36 MB from disk instead of fetching, hashing and inflating 11 MB of gzip
+// Over http the inflated bytes are kept in the origin's Cache Storage, keyed by the compressed payload's sha256: a
+// returning reader's boot reads ~36 MB from disk instead of fetching, hashing and inflating ~8 MB of zstd
 // again (~0.4 s of CPU here, while a boot keeps both cores busy).  They are written once the Python worker
 // says it is up: writing them during the boot competed with it for CPU (+0.25 s here).  Only bytes that
 // matched the runtime index are ever stored, under the hash they matched; only same-origin script can
 // write there, and such script could change the page anyway.
 
 import { checkSha256 } from "./verify.js";
-import { decodePayload, fetchPayload, gunzip } from "./transport.js";
+import { decodePayload, fetchPayload } from "./transport.js";
+import { zstdReady } from "./zstd.js";
 
 let port = null;
 const waiting = new Map(); // file mode: name -> resolve(bytes)
@@ -113,8 +114,7 @@ async function unpack(msg, job, payload, cached) {
       bytes = await postedBytes(job.name);
       await checkSha256(job.name, bytes, job.sha256);
     }
-    // the transport's encoding (none for these, already gzip), then the asset's own gzip
-    raw = await gunzip(await decodePayload(job, bytes));
+    raw = await decodePayload(job, bytes); // the transport's encoding (zstd)
   }
   return { raw, fresh: !hit, out: job.kind === "snapshot" ? expandSnapshot(raw) : raw };
 }
@@ -153,7 +153,7 @@ async function init(msg) {
 }
 
 self.onmessage = ({ data }) => {
-  if (data.type === "init") init(data);
+  if (data.type === "init") { zstdReady().catch(() => {}); init(data); } // the decoder compiles while the bytes come
   else if (data.type === "asset") {
     const bytes = new Uint8Array(data.buffer);
     const resolve = waiting.get(data.name);

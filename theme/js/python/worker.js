@@ -8,7 +8,7 @@
 //           scripts and posts each asset's payload as it arrives ({type: "asset"}); booting starts as soon
 //           as the core files are here, while the wheels still load.
 // Either way each payload is checked against the sha256 of the runtime index, then inflated if the index
-// says `encoding: "gzip"` (the wasm, the scripts), and pyodide.asm.wasm is compiled from the inflated bytes.
+// says `encoding: "zstd"` (zstd.js), and pyodide.asm.wasm is compiled from the inflated bytes.
 // `assetBytes(name)` serves any indexed asset the same way later on (lazy ones: index `lazy`): the optional
 // packs (matplotlib & co.) that a cell's imports need (`loadOptional`).
 // The memory snapshot and the wheel packs are not fetched here: the unpacker worker (unpacker.js) that the
@@ -16,10 +16,12 @@
 // `fetch` and `importScripts` are replaced by versions that serve exactly the indexed assets and refuse
 // anything else: nothing else is reachable from Python/JS in this worker.
 import COURSE_RUNTIME_PY from "./course_runtime.py";
+import { restoreDataSegment, wasmDataSegment } from "./snapshot_data.js";
 import { relinkSnapshotLibraries } from "./snapshot_libs.js";
 import { checkSha256 } from "./verify.js";
 import { SITE_PACKAGES, installPack } from "./packs.js";
-import { decodePayload, fetchPayload, gunzip } from "./transport.js";
+import { decodePayload, fetchPayload } from "./transport.js";
+import { zstdReady } from "./zstd.js";
 
 let indexURL = "";
 let mode = "http";
@@ -103,9 +105,14 @@ async function payloadOf(name, onBytes = null) {
   return payload;
 }
 
+// The inflated wasm's bytes: the memory snapshot is restored with its data segment (snapshot_data.js).
+let wasmArrived = null;
+const mainWasmBytes = new Promise((resolve) => { wasmArrived = resolve; });
+
 async function fetchVerified(name, onBytes = null) {
   const bytes = await decodePayload(index.get(name), await payloadOf(name, onBytes));
   if (name !== MAIN_WASM) return bytes;
+  wasmArrived(bytes);
   return wasmStandIn(WebAssembly.compile(bytes), Promise.resolve());
 }
 
@@ -219,6 +226,7 @@ function progress(phase) {
 
 async function init(msg) {
   mark("worker-init");
+  zstdReady().catch(() => {}); // its fetch() of a data: URL, before the guards below (a failure shows at the first decode)
   indexURL = msg.indexURL;
   mode = msg.mode;
   for (const a of msg.assets) index.set(a.name, a);
@@ -245,10 +253,11 @@ async function init(msg) {
   // unpacker while pyodide.asm.js and the wasm load here.  Pyodide needs the heap only when it
   // restores it, after its file-system set-up, which `fsInit` holds until the bytes are in.
   const snapshot = msg.snapshot ? new Uint8Array(msg.snapshot.size) : null;
-  const snapshotFilled = snapshot ? unpackedBytes(msg.snapshot.name)
-    .then((heap) => {
+  const snapshotFilled = snapshot ? Promise.all([unpackedBytes(msg.snapshot.name), mainWasmBytes])
+    .then(([heap, wasm]) => {
       if (heap.length !== snapshot.length) throw new Error(`memory snapshot: ${heap.length} bytes, expected ${snapshot.length}`);
       snapshot.set(heap);
+      if (msg.snapshot.dataXor) restoreDataSegment(snapshot, wasmDataSegment(wasm), msg.snapshot.dataXor);
       mark("snapshot-inflated");
     }) : null;
   if (snapshotFilled) snapshotFilled.catch(() => {});
@@ -275,11 +284,6 @@ async function init(msg) {
   const failed = (p) => p.then(() => new Promise(() => {})); // rejects when p does, else never settles
   pyodide = await Promise.race([booting, ...[snapshotFilled, wasmChecked].filter(Boolean).map(failed)]);
   mark(snapshot ? "pyodide-restored" : "pyodide-booted");
-  // Every visitor restores the same heap (made from a fixed entropy stream: builder/runtime/snapshot.cjs): give
-  // `random` (if a stdlib module imported it) and NumPy's global generator (np.random.rand & co.) fresh OS entropy.
-  if (snapshot) pyodide.runPython(`import sys
-if 'random' in sys.modules: sys.modules['random'].seed()
-if 'numpy.random' in sys.modules: sys.modules['numpy.random'].seed()`);
   if (interruptBuffer) pyodide.setInterruptBuffer(interruptBuffer);
 
   progress("packages");
@@ -292,6 +296,12 @@ if 'numpy.random' in sys.modules: sys.modules['numpy.random'].seed()`);
     if (sharedLibs.length && !dynlibs) await pyodide._api.loadDynlibsFromPackage({ file_name: pack.wheel }, sharedLibs);
   }
   if (dynlibs) await relinkSnapshotLibraries(pyodide._module, dynlibs, snapshot);
+  // Every visitor restores the same heap (made from a fixed entropy stream: builder/runtime/snapshot.cjs): give
+  // `random` (if a stdlib module imported it) and NumPy's global generator (np.random.rand & co.) fresh OS entropy
+  // — NumPy's once its extension modules are linked again.
+  if (snapshot) pyodide.runPython(`import sys
+if 'random' in sys.modules: sys.modules['random'].seed()
+if 'numpy.random' in sys.modules: sys.modules['numpy.random'].seed()`);
   // Pyodide keeps its options: let the 36 MB heap image go now that it has been restored and relinked.
   if (snapshot && pyodide._api && pyodide._api.config) pyodide._api.config._loadSnapshot = null;
   // Only site-packages' finder forgets its listing: importlib.invalidate_caches() would also import
@@ -345,8 +355,8 @@ function warmImports() {
 // A cell that imports matplotlib (or another optional package: index.optional, builder/runtime/optional.py)
 // gets its packs (and their dependencies) before it runs.  The packs are lazy assets of the runtime index,
 // shipped like every other asset (wrapper scripts, transport.js): `assetBytes` fetches them (http) or asks
-// the page for them (file://), checks their sha256; they are then inflated natively and written into
-// site-packages like the NumPy pack.
+// the page for them (file://), checks their sha256, inflates them (zstd.js) and writes them into site-packages
+// like the NumPy pack.
 
 /** Names of the optional packages `code` needs that are not installed yet, dependencies first. */
 function optionalNeeds(code) {
@@ -385,8 +395,7 @@ async function loadOptional(names, runId) {
   const bytes = packs.map((p) => assetBytes(p.pack, (n) => report(n)));
   bytes.forEach((b) => b.catch(() => {}));
   for (let i = 0; i < packs.length; i++) {
-    const raw = await gunzip(await bytes[i]); // the pack's own gzip (wheels.py, PACK_MAGIC)
-    const sharedLibs = installPack(pyodide.FS, packs[i].pack, raw);
+    const sharedLibs = installPack(pyodide.FS, packs[i].pack, await bytes[i]);
     if (sharedLibs.length) await pyodide._api.loadDynlibsFromPackage({ file_name: packs[i].wheel }, sharedLibs);
     installedOptional.add(packs[i].name);
   }

@@ -89,7 +89,7 @@ def test_the_optional_packs_are_lazy_assets_of_the_same_transport(site_with_pyth
     shipped = {}
     for name, pkg in packages.items():
         entry = lazy[pkg["pack"]]
-        assert entry["encoding"] is None  # a pack is gzip already: its payload is the pack itself
+        assert entry["encoding"] == "zstd"  # packs are stored raw: the transport compresses them like the rest
         shipped[name] = {f for f, _ in read_pack(read_asset(py_dir, entry))}
         # the pack holds the modules its imports name (a package folder, or a single module like six.py)
         assert any(f.split("/")[0].split(".")[0] in pkg["imports"] for f in shipped[name]), name

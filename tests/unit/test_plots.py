@@ -59,6 +59,34 @@ def test_a_cached_wheel_that_was_tampered_with_is_not_used(tmp_path) -> None:
 # ------------------------------------------------------------------------------------------ the packs
 
 
+def _tiny_font(chars: str) -> bytes:
+    """A real (if ugly) TrueType font named DejaVu Sans with one square glyph per character."""
+    from fontTools.fontBuilder import FontBuilder
+    from fontTools.pens.ttGlyphPen import TTGlyphPen
+    names = [".notdef"] + [f"uni{ord(c):04X}" for c in chars]
+    pen = TTGlyphPen(None)
+    for x, y in ((100, 0), (100, 700), (500, 700), (500, 0)):
+        (pen.moveTo if x == 100 and y == 0 else pen.lineTo)((x, y))
+    pen.closePath()
+    fb = FontBuilder(1000, isTTF=True)
+    fb.setupGlyphOrder(names)
+    fb.setupCharacterMap({ord(c): n for c, n in zip(chars, names[1:])})
+    fb.setupGlyf({n: pen.glyph() for n in names})
+    fb.setupHorizontalMetrics({n: (600, 100) for n in names})
+    fb.setupHorizontalHeader(ascent=800, descent=-200)
+    fb.setupNameTable({"familyName": "DejaVu Sans", "styleName": "Book"})
+    fb.setupOS2()
+    fb.setupPost()
+    fb.font.recalcTimestamp = False  # FontBuilder stamps the clock: same chars, same bytes
+    fb.font["head"].created = fb.font["head"].modified = 0
+    out = io.BytesIO()
+    fb.save(out)
+    return out.getvalue()
+
+
+DEJAVU_CHARS = "Aαж中"  # Latin, Greek, Cyrillic kept; a hanzi DejaVu Sans never needs (the CJK font draws it)
+
+
 def _fake_matplotlib_wheel() -> bytes:
     buf = io.BytesIO()
     fontlist = {"_version": 390, "afmlist": [{"fname": "fonts/afm/pzdr.afm", "__class__": "FontEntry"}],
@@ -73,7 +101,7 @@ def _fake_matplotlib_wheel() -> bytes:
         zf.writestr("matplotlib/tests/test_x.py", "x" * 1000)
         zf.writestr("matplotlib/backends/backend_qt.py", "q" * 500)
         zf.writestr("matplotlib/backends/backend_agg.py", "agg")
-        zf.writestr("matplotlib/mpl-data/fonts/ttf/DejaVuSans.ttf", b"\0" * 10)
+        zf.writestr("matplotlib/mpl-data/fonts/ttf/DejaVuSans.ttf", _tiny_font(DEJAVU_CHARS))
         zf.writestr("matplotlib/mpl-data/fonts/ttf/STIXGeneral.ttf", b"\1" * 20)
         zf.writestr("matplotlib/mpl-data/fonts/afm/pzdr.afm", b"afm")
     return buf.getvalue()
@@ -87,6 +115,10 @@ def test_the_matplotlib_pack_drops_what_cells_never_need_and_lists_only_shipped_
     assert "matplotlib/mpl-data/fonts/ttf/STIXGeneral.ttf" not in files and "matplotlib/mpl-data/fonts/afm/pzdr.afm" not in files
     assert files["matplotlib/backends/backend_agg.py"] == b"agg"
     assert files[optional.CJK_FONT_FILE] == b"OTTO-font"
+    from fontTools.ttLib import TTFont
+    dejavu = TTFont(io.BytesIO(files["matplotlib/mpl-data/fonts/ttf/DejaVuSans.ttf"]))
+    assert set(dejavu.getBestCmap()) == {ord(c) for c in "Aαж"}, "DejaVu Sans cut to DEJAVU_RANGES"
+    assert dejavu["name"].getDebugName(1) == "DejaVu Sans"  # the family matplotlib's font list names
     # stripped: test 1000 + qt 500 + STIX 20 + afm 3 bytes, 4 files
     assert report["stripped_files"] == 4 and report["stripped_bytes"] == 1523
     fontlist = json.loads(files["matplotlib/fontlist.json"])

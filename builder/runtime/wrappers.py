@@ -29,7 +29,7 @@ from builder.bundle import browser_namespace
 from .files import write_if_changed
 from .verify import HashStamps, RuntimeAssetError, sha256_bytes
 
-WRAPPER_FORMAT = "course-b85-zst19"  # part of the cache folder's name: change it whenever a wrapper's text changes
+WRAPPER_FORMAT = "course-b85-zst19w27"  # part of the cache folder's name: change it whenever a wrapper's text changes
 WRAPPER_CHUNK = 1 << 19
 """Payload bytes per wrapper script (the last one of an asset holds the rest; a multiple of 4, so each chunk
 decodes alone).  Parsing one 640 KiB literal takes a few ms, so no main-thread task gets long on file://."""
@@ -43,6 +43,12 @@ zip) come out ~30 % smaller at level 19 (17.4 → 12.3 MB for the boot's four la
 gzip DecompressionStream (measured under Node: snapshot 82–167 vs 66–138 ms). Brotli and xz would be 5–10 %
 smaller still, but their wasm decoders are 2.5–10× slower, and file:// inflates at every boot. One thread and a
 fixed level: the same bytes on every machine."""
+ZSTD_WINDOW_LOG = 27
+"""Payloads over 8 MiB (level 19's own window) are compressed with a 128 MiB window, i.e. the whole asset: the boot
+bundle (snapshot + NumPy, prepare.py) finds NumPy's code again in the heap 20 MB further on (−1.4 MB), the
+snapshot alone its repeats (−0.1 MB). The browser decodes a frame in one call (ZSTD_decompress, into a buffer
+of the indexed size), which needs no window buffer of its own; 2^27 is also the most a streaming decoder
+accepts without being told to."""
 
 _B85 = np.frombuffer(b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz!#$%&()*+-;<=>?@^_`{|}~", np.uint8)
 
@@ -105,7 +111,10 @@ def wrapper_name(name: str, i: int) -> str:
 
 def encode_payload(data: bytes) -> tuple[bytes, str | None]:
     """(payload, encoding): the Zstandard frame of `data` (its size in the header) if that saves enough, else `data`."""
-    packed = zstandard.ZstdCompressor(level=ZSTD_LEVEL, write_content_size=True, threads=0).compress(data)
+    window = {"window_log": ZSTD_WINDOW_LOG} if len(data) > 1 << 23 else {}
+    params = zstandard.ZstdCompressionParameters.from_level(ZSTD_LEVEL, source_size=len(data), write_content_size=1,
+                                                            threads=0, **window)
+    packed = zstandard.ZstdCompressor(compression_params=params).compress(data)
     if len(packed) <= len(data) * (1 - MIN_SAVING):
         return packed, "zstd"
     return data, None
@@ -123,6 +132,22 @@ def read_asset(folder: Path, entry: dict) -> bytes:
         raise RuntimeAssetError(f"{folder}/{entry['wrappers'][0]}: sha256 {sha256_bytes(payload)}, expected {entry['sha256']}",
                                 expected=entry["sha256"], actual=sha256_bytes(payload))
     return decode_payload(payload, entry.get("encoding"))
+
+
+def asset_holding(index: dict, name: str) -> dict:
+    """The runtime index's entry that ships `name`: its own, or the boot bundle's whose `parts` list it."""
+    for entry in index["assets"]:
+        if entry["name"] == name or any(p["name"] == name for p in entry.get("parts", ())):
+            return entry
+    raise KeyError(name)
+
+
+def read_shipped(folder: Path, index: dict, name: str) -> bytes:
+    """`name`'s bytes as the browser's worker gets them: an asset (`read_asset`), or a part of the boot bundle."""
+    entry = asset_holding(index, name)
+    data = read_asset(folder, entry)
+    part = next((p for p in entry.get("parts", ()) if p["name"] == name), None)
+    return data if part is None else data[part["offset"]:part["offset"] + part["size"]]
 
 
 def payload_record(data: bytes, payload: bytes, encoding: str | None) -> dict:

@@ -9,6 +9,7 @@ import shutil
 import pytest
 
 from builder.bundle import browser_data_prefix
+from builder.runtime.wrappers import asset_holding
 from tests.e2e.conftest import serve
 from tests.e2e.test_python_runtime import corrupt_wrapper
 
@@ -26,7 +27,7 @@ def test_a_corrupted_wrapper_is_reported_to_the_reader(browser, built_site, tmp_
     text = (py_dir / "runtime-index.js").read_text("utf-8")
     index = json.loads(text[len(browser_data_prefix("python", "index")):].rstrip().rstrip(";"))
     name = index["snapshot"]["name"] if victim == "snapshot" else victim
-    entry = next(a for a in index["assets"] if a["name"] == name)
+    entry = asset_holding(index, name)  # the snapshot ships in the boot bundle
     corrupt_wrapper(py_dir / entry["wrappers"][-1])  # the last chunk: the whole payload loads, then fails its hash
     server = serve(site) if transport == "http" else None
     base = f"http://127.0.0.1:{server.server_address[1]}/" if server else site.as_uri() + "/"
@@ -48,7 +49,7 @@ def test_a_corrupted_wrapper_is_reported_to_the_reader(browser, built_site, tmp_
         context.close()
         if server:
             server.shutdown()
-    assert f"{name}: sha256 " in status and f"expected {entry['sha256']}" in status, status
+    assert f"{entry['name']}: sha256 " in status and f"expected {entry['sha256']}" in status, status
     assert "加载失败" in bar, bar
     assert stop_hidden  # nothing is left running
     assert retry_state == "idle"  # a later 运行 starts a fresh load

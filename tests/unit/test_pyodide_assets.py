@@ -20,7 +20,7 @@ from tests.conftest import ROOT, TEST_CACHE  # noqa: E402
 
 from builder import runtime  # noqa: E402
 from builder.bundle import browser_data_prefix, browser_namespace  # noqa: E402
-from builder.runtime.wrappers import read_asset, wrapper_payload  # noqa: E402
+from builder.runtime.wrappers import read_asset, read_shipped, wrapper_payload  # noqa: E402
 
 MANIFEST = runtime.load_manifest()
 NPM_DIR = ROOT / "node_modules" / "pyodide"
@@ -87,12 +87,11 @@ def _unwrap(paths: list[Path]) -> tuple[set[str], bytes]:
 
 
 def _shipped(dest: Path, name: str) -> Path:
-    """The asset `name` as the browser ends up with it (read from its wrapper scripts, verified, inflated),
-    written to a file next to `dest` for the checks below."""
-    entry = next(a for a in _index_of(dest)["assets"] if a["name"] == name)
+    """The asset (or boot-bundle part) `name` as the browser's worker gets it (read from its wrapper scripts,
+    verified, inflated), written to a file next to `dest` for the checks below."""
     out = dest.parent / f"{dest.name}-decoded" / name
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_bytes(read_asset(dest, entry))
+    out.write_bytes(read_shipped(dest, _index_of(dest), name))
     return out
 
 
@@ -363,12 +362,15 @@ def test_memory_snapshot_matches_the_shipped_pyodide(tmp_path: Path, cache_dir: 
     index = json.loads(index_js[len(browser_data_prefix("python", "index")):].rstrip().rstrip(";"))
     snap = index["snapshot"]
     assert snap["name"] == info.snapshot and snap["name"].startswith(runtime.SNAPSHOT_PREFIX)
-    names = [a["name"] for a in index["assets"]]
+    names = [a["name"] for a in index["assets"] if not a.get("lazy")]
     # boot order (file:// loads the wrappers in this order): the scripts, the tiny lock (awaited at the end
-    # of the boot), the snapshot (inflated while the rest loads), the wasm, the stdlib, then the packs
-    assert names[:6] == ["pyodide.js", "pyodide.asm.js", "pyodide-lock.json", snap["name"], "pyodide.asm.wasm",
-                         "python_stdlib.zip"], names
-    assert set(names[6:]) == {p["name"] for p in index["packs"]}
+    # of the boot), the boot bundle (the stdlib, the snapshot and the packs, inflated while the wasm loads),
+    # the wasm; nothing else boots
+    bundle = index["assets"][3]
+    assert names == ["pyodide.js", "pyodide.asm.js", "pyodide-lock.json", bundle["name"], "pyodide.asm.wasm"], names
+    assert [(p["name"], p["kind"]) for p in bundle["parts"]] == [("python_stdlib.zip", "file"), (snap["name"], "snapshot")] \
+        + [(p["name"], "pack") for p in index["packs"]]
+    assert bundle["encoding"] == "zstd" and bundle["decodedSize"] == sum(p["size"] for p in bundle["parts"])
     heap = runtime.unpack_snapshot(_shipped(dest, snap["name"]).read_bytes())
     assert len(heap) == snap["size"]
     # Pyodide's snapshot header: magic, offset of the heap, JSON length, 0, then the 32-byte BUILD_ID it
@@ -461,7 +463,8 @@ def _boot_under_node(mode: str, dest: Path, tmp_path: Path, dynlibs: dict) -> di
     stress.write_text(STRESS_PY, "utf-8")
     decoded = dest.parent / f"{dest.name}-decoded"  # the assets as the worker gets them, not their wrappers
     for entry in _index_of(dest)["assets"]:
-        _shipped(dest, entry["name"])
+        for name in [entry["name"], *(p["name"] for p in entry.get("parts", ()))]:
+            _shipped(dest, name)
     shutil.copyfile(dest / "runtime-index.js", decoded / "runtime-index.js")
     proc = subprocess.run(["node", str(script), mode, str(NPM_DIR), str(decoded), str(tmp_path / "heap.bin"), str(relink),
                            str(stress), json.dumps(dynlibs)], capture_output=True, text=True, timeout=180)

@@ -262,11 +262,15 @@ class PythonRuntime extends EventTarget {
       slot.reject(err);
       if (slot === this._slot) this._failActive({ type: "InternalError", message: err.message, traceback: "" });
     };
-    // The unpacker (unpacker.js) inflates the snapshot and the wheel packs for this worker, on another thread.
+    // The unpacker (unpacker.js) inflates the snapshot and the wheel packs for this worker, on another thread:
+    // the boot bundle that holds them (an asset with `parts`, builder/runtime/prepare.py), or each on its own.
+    const bundled = new Set(index.assets.flatMap((a) => (a.parts || []).map((p) => p.name)));
     const jobs = [
+      ...index.assets.filter((a) => a.parts).map((a) => ({ name: a.name, kind: "bundle" })),
       ...(index.snapshot ? [{ name: index.snapshot.name, kind: "snapshot" }] : []),
       ...(index.packs || []).map((p) => ({ name: p.name, kind: "pack" })),
-    ].map((j) => ({ ...j, ...assetRecord(index.assets.find((a) => a.name === j.name)) }));
+    ].filter((j) => !bundled.has(j.name))
+      .map((j) => ({ ...j, ...assetRecord(index.assets.find((a) => a.name === j.name)) }));
     let channel = null;
     if (jobs.length) {
       channel = new MessageChannel();

@@ -122,5 +122,6 @@ export async function decodePayload(asset, payload) {
 /** The runtime-index fields the workers need of one asset. */
 export function assetRecord(a) {
   return { name: a.name, size: a.size, sha256: a.sha256, encoding: a.encoding || null,
-    decodedSize: a.decodedSize ?? a.size, wrappers: a.wrappers, wrapperSize: a.wrapperSize, lazy: !!a.lazy };
+    decodedSize: a.decodedSize ?? a.size, wrappers: a.wrappers, wrapperSize: a.wrapperSize, lazy: !!a.lazy,
+    ...(a.parts ? { parts: a.parts } : {}) };
 }

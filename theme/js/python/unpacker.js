@@ -8,8 +8,9 @@
 // pyodide.asm.js — a worker it started would not even begin loading until that is over.
 //
 // Messages from the page:
-//   {type: "init", port, mode, indexURL, chunkBytes, jobs: [{name, kind: "snapshot" | "pack", sha256, size,
-//     encoding, wrappers}]}
+//   {type: "init", port, mode, indexURL, chunkBytes, jobs: [{name, kind: "snapshot" | "pack" | "bundle", sha256,
+//     size, encoding, wrappers, parts?}]}  (a bundle: the snapshot and the packs in one frame, `parts` each's
+//     {name, kind, offset, size} in it; each part goes to the port under its own name)
 //     http: the unpacker fetches each job's wrapper scripts itself (transport.js);
 //     file: the page posts {type: "asset", name, buffer} (the payload read from the wrapper scripts).
 // To the page: {type: "bytes", n} (download progress, http).
@@ -116,7 +117,25 @@ async function unpack(msg, job, payload, cached) {
     }
     raw = await decodePayload(job, bytes); // the transport's encoding (zstd)
   }
-  return { raw, fresh: !hit, out: job.kind === "snapshot" ? expandSnapshot(raw) : raw };
+  return { raw, fresh: !hit, outs: job.kind === "bundle" ? bundleParts(job, raw) : [[job.name, inflated(job.kind, raw)]] };
+}
+
+function inflated(kind, raw) {
+  return kind === "snapshot" ? expandSnapshot(raw) : raw;
+}
+
+/** The boot bundle (builder/runtime/prepare.py, boot_bundle) → [name, bytes] of each part, each in a buffer of
+ *  its own (moved to the Python worker). */
+function bundleParts(job, raw) {
+  let end = 0;
+  const outs = job.parts.map((p) => {
+    if (p.offset !== end || p.offset + p.size > raw.length) throw new Error(`${job.name}: part ${p.name} out of place`);
+    end = p.offset + p.size;
+    const bytes = raw.subarray(p.offset, end);
+    return [p.name, p.kind === "snapshot" ? expandSnapshot(bytes) : bytes.slice()];
+  });
+  if (end !== raw.length) throw new Error(`${job.name}: ${raw.length - end} stray bytes`);
+  return outs;
 }
 
 async function init(msg) {
@@ -135,13 +154,15 @@ async function init(msg) {
     if (payload) payload.catch(() => {});
     const turn = previous.then(() => unpack(msg, job, payload, cached));
     previous = turn.catch(() => {});
-    return turn.then(({ raw, fresh, out }) => {
-      // a Blob holds its own copy (`out` may be `raw`, whose buffer moves to the Python worker below), and
+    return turn.then(({ raw, fresh, outs }) => {
+      // a Blob holds its own copy (an `out` may be `raw`, whose buffer moves to the Python worker below), and
       // the browser stores it without streaming it through this thread again
       if (cache && fresh) toStore.push([key, new Blob([raw])]);
-      port.postMessage({ name: job.name, buffer: out.buffer }, [out.buffer]);
+      for (const [name, out] of outs) port.postMessage({ name, buffer: out.buffer }, [out.buffer]);
     }, (e) => {
-      port.postMessage({ name: job.name, error: String(e && e.message || e) });
+      for (const name of [job.name, ...(job.parts || []).map((p) => p.name)]) {
+        port.postMessage({ name, error: String(e && e.message || e) });
+      }
     });
   });
   await Promise.all(turns);

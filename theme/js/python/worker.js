@@ -47,11 +47,13 @@ function checkAsset(name, bytes) {
 }
 
 
+const bundledFiles = new Set(); // files Pyodide fetches that come in the boot bundle (the stdlib zip)
+
 function assetName(url) {
   const u = String(url);
   if (!u.startsWith(indexURL)) return null;
   const name = decodeURIComponent(u.slice(indexURL.length).split(/[?#]/)[0]);
-  return index.has(name) ? name : null;
+  return index.has(name) || bundledFiles.has(name) ? name : null;
 }
 
 // ------------------------------------------------------------------------------------ download progress
@@ -134,6 +136,7 @@ function onAsset(msg) {
 function take(name) {
   let p = pending.get(name);
   if (p) pending.delete(name);
+  else if (bundledFiles.has(name)) throw new TypeError(`CoursePython worker: ${name} was already consumed`);
   else if (mode === "http" || index.get(name).lazy) p = fetchVerified(name); // asked twice: load again
   else throw new TypeError(`CoursePython worker: ${name} was already consumed`);
   return p;
@@ -233,7 +236,8 @@ async function init(msg) {
   chunkBytes = msg.chunkBytes;
   if (msg.optional) optional = msg.optional;
   // Everything is requested at once, core files first.  The snapshot and the packs are the unpacker's.
-  const forUnpacker = new Set([...(msg.snapshot ? [msg.snapshot.name] : []), ...msg.packs.map((p) => p.name)]);
+  const forUnpacker = new Set([...(msg.snapshot ? [msg.snapshot.name] : []), ...msg.packs.map((p) => p.name),
+    ...msg.assets.filter((a) => a.parts).map((a) => a.name)]); // the boot bundle holds the snapshot and the packs
   totalBytes = msg.assets.reduce((s, a) => s + (forUnpacker.has(a.name) || a.lazy ? 0 : a.wrapperSize), 0);
   if (forUnpacker.size) {
     if (!msg.unpackerPort) throw new Error("CoursePython worker: no unpacker for the snapshot and the packs");
@@ -241,6 +245,11 @@ async function init(msg) {
     unpackerPort = msg.unpackerPort;
   }
   for (const a of msg.assets) {
+    for (const part of a.parts || []) {
+      if (part.kind !== "file") continue;
+      bundledFiles.add(part.name); // e.g. python_stdlib.zip, which Pyodide fetches: answered from the bundle
+      pending.set(part.name, unpackedBytes(part.name));
+    }
     if (forUnpacker.has(a.name) || a.lazy) continue;
     const p = fetchVerified(a.name);
     p.catch(() => {}); // reported when awaited

@@ -18,7 +18,9 @@ Every copied asset is checked against the manifest first (verify.py).
 """
 from __future__ import annotations
 
+import io
 import json
+import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,13 +28,13 @@ from builder.bundle import browser_data_script
 
 from .bundle import RUNTIME_JS_NAME, bundle_python_runtime, theme_python_dir
 from .files import copy_if_stale, runtime_cache_root, write_if_changed
-from .precompile import STDLIB_NAME, WARM_IMPORTS, precompiled
+from .precompile import SITE_PACKAGES, STDLIB_NAME, WARM_IMPORTS, precompiled
 from .optional import optional_packs
 from .snapshot import SNAPSHOT_ENV, SNAPSHOT_PREFIX, memory_snapshot
 from .verify import (MANIFEST_PATH, STAMP_NAME, HashStamps, RuntimeAssetError, check_sha256, load_manifest,
                      numpy_spec, pyodide_fix_hint, sha256_bytes)
-from .wheels import (PACK_SUFFIX, build_wheel_bytes, cached_pack, ensure_numpy_wheel, lock_entry_for_wheel, pack_name,
-                     package_imports, project_version, trimmed_lock, wheel_pack)
+from .wheels import (PACK_SUFFIX, build_wheel_bytes, cached_pack, ensure_numpy_wheel, lock_entry_for_wheel, pack_bytes,
+                     pack_name, package_imports, project_version, read_pack, trimmed_lock, wheel_pack)
 from .wrappers import (WRAPPER_CHUNK, WRAPPER_ENCODING, cached_wrappers, encode_payload, payload_record,
                        wrapper_chunks, wrapper_name)
 
@@ -41,23 +43,56 @@ INDEX_NAME = "runtime-index.js"
 BUNDLE_PREFIX = "python-boot-"
 
 
+STDLIB_MOUNT = "/lib/python312.zip/"  # where Pyodide puts the stdlib zip (on sys.path): its modules' __file__
+BUNDLE_VERSION = "1"  # bump when what the bundle leaves out changes (part of its key)
+
+
+def without_loaded_modules(name: str, kind: str, blob: bytes, loaded: set[str]) -> bytes:
+    """A boot-bundle part without the bytes of the modules the snapshot's heap already holds, imported
+    (`loaded`: their `__file__`s, recorded by snapshot.cjs): they stay in `sys.modules` for the life of the
+    interpreter, so nothing reads those files again.  A pack leaves such .pyc files out (attention_core's keeps
+    all: its sources are there to be read); the stdlib zip keeps every entry where it was (zipimport's table in
+    the heap holds the offsets) with the loaded ones' data zeroed.  Both compress to almost nothing.  The
+    build-time cells, and a boot without a snapshot, use the whole files."""
+    if kind == "pack" and not name.startswith("attention_core-"):
+        return pack_bytes([(f, d) for f, d in read_pack(blob) if not (f.endswith(".pyc") and SITE_PACKAGES + f in loaded)])
+    if kind == "file" and name == STDLIB_NAME:
+        out = bytearray(blob)
+        with zipfile.ZipFile(io.BytesIO(blob)) as zf:
+            for info in zf.infolist():
+                if STDLIB_MOUNT + info.filename not in loaded:
+                    continue
+                if info.compress_type != zipfile.ZIP_STORED:
+                    raise RuntimeAssetError(f"{STDLIB_NAME}: {info.filename} is not stored (the zip was not made here)")
+                head = info.header_offset
+                start = head + 30 + int.from_bytes(blob[head + 26:head + 28], "little") \
+                    + int.from_bytes(blob[head + 28:head + 30], "little")  # the local header's name and extra
+                out[start:start + info.compress_size] = bytes(info.compress_size)
+        return bytes(out)
+    return blob
+
+
 def boot_bundle(cache_root: Path, members: list[tuple[str, Path | None, bytes | None, str]],
-                stamps: HashStamps) -> tuple[Path, list[dict]]:
+                stamps: HashStamps, loaded: set[str]) -> tuple[Path, list[dict]]:
     """The plan entries `members` as one file, made once into the cache: (`<cache>/bundles/<key>/python-boot-<key>.bundle`,
     parts [{name, kind: "snapshot" | "pack" | "file", offset, size}] in file order).  A "file" (the stdlib zip) is
     what Pyodide itself fetches: the worker answers that fetch with the part."""
-    key = sha256_bytes(json.dumps([(name, digest) for name, _, _, digest in members]).encode())[:16]
+    key = sha256_bytes(json.dumps([BUNDLE_VERSION, [(name, digest) for name, _, _, digest in members],
+                                   sorted(loaded)]).encode())[:16]
     out = cache_root / "bundles" / key / f"{BUNDLE_PREFIX}{key}.bundle"
+    record = out.with_suffix(".json")
+    if out.is_file() and record.is_file():
+        return out, json.loads(record.read_text("utf-8"))
     parts, offset, blobs = [], 0, []
     for name, src, data, _ in members:
-        blob = data if data is not None else src.read_bytes()
-        blobs.append(blob)
         kind = "snapshot" if name.startswith(SNAPSHOT_PREFIX) else "pack" if name.endswith(PACK_SUFFIX) else "file"
+        blob = without_loaded_modules(name, kind, data if data is not None else src.read_bytes(), loaded)
+        blobs.append(blob)
         parts.append({"name": name, "kind": kind, "offset": offset, "size": len(blob)})
         offset += len(blob)
-    if not out.is_file() or out.stat().st_size != offset:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        write_if_changed(out, b"".join(blobs))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    write_if_changed(out, b"".join(blobs))
+    write_if_changed(record, json.dumps(parts).encode())
     return out, parts
 
 
@@ -151,6 +186,7 @@ def prepare_python_runtime(dest: Path, *, cache_dir: Path, pyodide_dir: Path | N
             info.bytecode = True
 
     snapshot_name = snapshot_entry = None
+    loaded_modules: set[str] = set()
     if memory_snapshot_enabled:
         std_now = next(p for p in plan if p[0] == STDLIB_NAME)
         np_now = next(p for p in plan if p[0] == np_name)
@@ -160,6 +196,8 @@ def prepare_python_runtime(dest: Path, *, cache_dir: Path, pyodide_dir: Path | N
                                theme_python_dir=theme_python_dir(project_root))
         if made:
             snap, dynlibs = made
+            dynlibs = dict(dynlibs)
+            loaded_modules = set(dynlibs.pop("imported", []))  # for the boot bundle, not the index
             with open(snap, "rb") as f:  # the heap size is the first field after the magic
                 head = f.read(8)
             snapshot_entry = {"name": snap.name, "size": int.from_bytes(head[4:8], "little"), "dynlibs": dynlibs,
@@ -201,7 +239,7 @@ def prepare_python_runtime(dest: Path, *, cache_dir: Path, pyodide_dir: Path | N
         pack_names = {k["name"] for k in packs}
         members = [p for p in plan if p[0] == STDLIB_NAME] + [p for p in plan if p[0] == snapshot_name] \
             + [p for p in plan if p[0] in pack_names]
-        bundle_path, bundle_parts = boot_bundle(cache_root, members, stamps)
+        bundle_path, bundle_parts = boot_bundle(cache_root, members, stamps, loaded_modules)
         bundle_name = bundle_path.name
         plan = [p for p in plan if p not in members] + [(bundle_name, bundle_path, None, stamps.sha256(bundle_path))]
     # Lazy assets: shipped like every other asset (the same wrapper scripts below) but marked `lazy` in the index,

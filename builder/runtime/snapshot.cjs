@@ -79,8 +79,11 @@ for name in ${JSON.stringify(warm)}.split(","):
     except ImportError:
         pass  # e.g. platform-specific helpers; reported when a cell imports them
 del finder, name
-gc.collect()
+# the modules' files (.pyc) the heap already holds, loaded: the boot bundle leaves their bytes out (prepare.py)
+_course_imported = "\\n".join(sorted({getattr(m, "__file__", None) or "" for m in list(sys.modules.values())} - {""}))
 `);
+  const imported = py.globals.get("_course_imported").split("\n");
+  py.runPython("del _course_imported\nimport gc\ngc.collect()");
   if (M.wasmTable.length !== tableAfter) throw new Error("the imports grew the function table: the browser could not rebuild it");
   const ours = new Set(handles.map(([, h]) => h));
   const got = gotDigest(M.GOT);
@@ -89,5 +92,5 @@ gc.collect()
   zeroFreeMemory(M);
   fs.writeFileSync(out + ".raw", py.makeMemorySnapshot());
   fs.writeFileSync(out + ".json", JSON.stringify({ libs: handles, tableBefore, tableAfter, byHandle, got,
-    memoryBase: M.___memory_base.value }));
+    memoryBase: M.___memory_base.value, imported }));
 })().catch((e) => { console.error(String(e && e.stack || e)); process.exit(1); });

@@ -14,7 +14,7 @@ from .precompile import SITE_PACKAGES, WARM_IMPORTS
 from .verify import sha256_bytes
 
 PROGRAM_DIR = Path(__file__).resolve().parent  # snapshot.cjs
-SNAPSHOT_VERSION = "8"  # bump when snapshot.cjs or the file format changes: the cache key includes it
+SNAPSHOT_VERSION = "9"  # bump when snapshot.cjs or the file format changes: the cache key includes it
 SNAPSHOT_MAGIC = b"CSN1"
 SNAPSHOT_PAGE = 4096
 SNAPSHOT_PREFIX = "python-snapshot-"

@@ -9,7 +9,9 @@ from __future__ import annotations
 import functools
 import http.server
 import os
+import contextlib
 import shutil
+import signal
 import socketserver
 import threading
 import time
@@ -113,6 +115,30 @@ def base_url(request, http_base, file_base) -> str:
     return http_base if request.param == "http" else file_base
 
 
+class ProbeTimedOut(Exception):
+    """A call into the browser outside any test's time limit took too long (see `bounded`)."""
+
+
+@contextlib.contextmanager
+def bounded(seconds: float):
+    """Raise ProbeTimedOut in the main thread if the block takes longer than `seconds`: for the calls the report hook
+    makes after a test failed, where no time limit applies (pytest-timeout's has ended) and `page.evaluate` has
+    none of its own.  (The sync Playwright API waits in the main thread, where the signal arrives.)  pytest-timeout's
+    own SIGALRM handler and timer are put back afterwards."""
+    def expired(signum, frame):
+        raise ProbeTimedOut(f"no answer from the browser in {seconds:g} s")
+    started = time.monotonic()
+    previous = signal.signal(signal.SIGALRM, expired)
+    left, _ = signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+        if left:
+            signal.setitimer(signal.ITIMER_REAL, max(left - (time.monotonic() - started), 0.001))
+
+
 class HeadlessFramesStopped(Exception):
     """The page stopped producing animation frames (a headless Chromium stall seen under load): IntersectionObserver,
     requestAnimationFrame and Playwright's own "stable" checks all wait on frames, so the test cannot go on. The
@@ -153,6 +179,18 @@ class BrowserHolder:
         """Does `page` still get animation frames? (Asked from here, not with wait_for_function: a page whose CSP is
         in force refuses the `new Function` that one compiles.)"""
         try:
+            with bounded(2 * timeout_ms / 1000 + 10):
+                return BrowserHolder._frames_come(page, timeout_ms)
+        except Exception:  # ProbeTimedOut, or the page or browser went away
+            return False
+
+    @staticmethod
+    def _frames_come(page, timeout_ms: int) -> bool:
+        try:
+            # First something Playwright's driver bounds (evaluate has no timeout): a page whose main thread never
+            # answers again (CI once hung here 40 min after a test had failed) counts as stopped, and a page that
+            # cannot make a frame for a screenshot does not paint either.
+            page.screenshot(timeout=timeout_ms)
             page.evaluate("""() => { window.__paintProbe = false;
               requestAnimationFrame(() => requestAnimationFrame(() => { window.__paintProbe = true; })); }""")
             deadline = time.monotonic() + timeout_ms / 1000

@@ -474,7 +474,7 @@ def _boot_under_node(mode: str, dest: Path, tmp_path: Path, dynlibs: dict) -> di
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="the snapshot is made by Pyodide under Node")
 def test_snapshot_with_numpy_restores_and_computes_like_a_fresh_interpreter(tmp_path: Path, cache_dir: Path):
-    for part in ("compiled", "snapshot", "packs"):
+    for part in ("compiled", "snapshot", "packs", "bundles", "wrappers"):
         shared = TEST_CACHE / "pyodide" / part
         if shared.is_dir():
             shutil.copytree(shared, cache_dir / "pyodide" / part, dirs_exist_ok=True)
@@ -482,6 +482,26 @@ def test_snapshot_with_numpy_restores_and_computes_like_a_fresh_interpreter(tmp_
     _prepare(dest, cache_dir, bundle=False, compile_bytecode=True, memory_snapshot_enabled=True)
     index_js = (dest / "runtime-index.js").read_text("utf-8")
     snap = json.loads(index_js[len(browser_data_prefix("python", "index")):].rstrip().rstrip(";"))["snapshot"]
+    # the same runtime without a snapshot: the whole stdlib zip and NumPy pack, for the fresh interpreter
+    whole = tmp_path / "py-whole"
+    _prepare(whole, cache_dir, bundle=False, compile_bytecode=True, memory_snapshot_enabled=False)
+    # The boot bundle leaves out the bytes of the modules the heap holds imported: NumPy's __init__.pyc is not
+    # in the shipped pack, the stdlib's encodings/__init__.pyc is zeroed where it was (zipimport's offsets).
+    np_pack = runtime.pack_name(NUMPY_NAME)
+    whole_pack, shipped_pack = dict(_pack_files(_shipped(whole, np_pack))), dict(_pack_files(_shipped(dest, np_pack)))
+    assert "numpy/__init__.pyc" in whole_pack and "numpy/__init__.pyc" not in shipped_pack
+    # never imported there: kept, as are the libraries (relinked at every boot)
+    assert shipped_pack["numpy/polynomial/polynomial.pyc"] == whole_pack["numpy/polynomial/polynomial.pyc"]
+    assert {f for f in whole_pack if f.endswith(".so")} <= set(shipped_pack)
+    with zipfile.ZipFile(_shipped(dest, "python_stdlib.zip")) as shipped_zip, \
+            zipfile.ZipFile(_shipped(whole, "python_stdlib.zip")) as whole_zip:
+        assert [i.filename for i in shipped_zip.infolist()] == [i.filename for i in whole_zip.infolist()]
+        member = shipped_zip.getinfo("encodings/__init__.pyc")
+        with shipped_zip.open(member) as f:
+            f._expected_crc = None  # its bytes are zeros now, not the ones the zip's table has the CRC of
+            assert f.read() == bytes(member.file_size)
+        assert whole_zip.read("encodings/__init__.pyc")[:4] != bytes(4)
+        assert shipped_zip.read("difflib.py") == whole_zip.read("difflib.py")  # not imported: kept
     # as the worker restores it: the interpreter's static data XORed back in from the wasm (snapshot_data.js)
     from builder.runtime.snapshot import wasm_data_segment, xor_data_segment
     shipped = runtime.unpack_snapshot(_shipped(dest, snap["name"]).read_bytes())
@@ -492,7 +512,7 @@ def test_snapshot_with_numpy_restores_and_computes_like_a_fresh_interpreter(tmp_
     assert len(dynlibs["libs"]) >= 10 and all(p.endswith(".so") for p, _ in dynlibs["libs"])
 
     restored = _boot_under_node("restored", dest, tmp_path, dynlibs)
-    fresh = _boot_under_node("fresh", dest, tmp_path, dynlibs)
+    fresh = _boot_under_node("fresh", whole, tmp_path, dynlibs)
     # NumPy (and the cell executor) come imported; everything computes exactly as in a fresh interpreter
     assert restored["preloaded"] == ["numpy", "numpy.random", "course_runtime"]
     assert fresh["preloaded"] == []

@@ -21,6 +21,10 @@ from tests.conftest import ROOT, build
 NPM_DIR = ROOT / "node_modules" / "pyodide"
 
 
+# One worker builds the module's site (~40 s): split over two xdist workers, each built its own.
+pytestmark = pytest.mark.xdist_group("runtime-weight")
+
+
 @pytest.fixture(scope="module")
 def site_with_python(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("weight")

@@ -3,14 +3,14 @@
 // (builder/runtime/: snapshot.pack_snapshot, wheels.wheel_pack) — into verified, inflated bytes and hands them to
 // its Python worker over a MessagePort, while that worker evaluates pyodide.asm.js and instantiates the wasm.
 //
-// Why a second worker started by the page, not by the Python worker: inflating ~24 MB takes a few hundred
-// ms on a slow core, and the Python worker's thread is busy for ~0.3 s in the synchronous importScripts of
+// Why a second worker started by the page, not by the Python worker: inflating the boot bundle (~38 MB) takes a
+// few hundred ms on a slow core, and the Python worker's thread is busy for ~0.3 s in the synchronous importScripts of
 // pyodide.asm.js — a worker it started would not even begin loading until that is over.
 //
 // Messages from the page:
 //   {type: "init", port, mode, indexURL, chunkBytes, jobs: [{name, kind: "snapshot" | "pack" | "bundle", sha256,
-//     size, encoding, wrappers, parts?}]}  (a bundle: the snapshot and the packs in one frame, `parts` each's
-//     {name, kind, offset, size} in it; each part goes to the port under its own name)
+//     size, encoding, wrappers, parts?}]}  (a bundle: the stdlib zip, the snapshot and the packs in one frame,
+//     `parts` each's {name, kind, offset, size} in it; each part goes to the port under its own name)
 //     http: the unpacker fetches each job's wrapper scripts itself (transport.js);
 //     file: the page posts {type: "asset", name, buffer} (the payload read from the wrapper scripts).
 // To the page: {type: "bytes", n} (download progress, http).
@@ -19,7 +19,7 @@
 // From the port: {type: "store"} (http): the Python worker is up; keep this boot's inflated bytes.
 //
 // Over http the inflated bytes are kept in the origin's Cache Storage, keyed by the compressed payload's sha256: a
-// returning reader's boot reads ~36 MB from disk instead of fetching, hashing and inflating ~8 MB of zstd
+// returning reader's boot reads ~38 MB from disk instead of fetching, hashing and inflating ~6 MB of zstd
 // again (~0.4 s of CPU here, while a boot keeps both cores busy).  They are written once the Python worker
 // says it is up: writing them during the boot competed with it for CPU (+0.25 s here).  Only bytes that
 // matched the runtime index are ever stored, under the hash they matched; only same-origin script can

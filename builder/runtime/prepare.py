@@ -33,7 +33,7 @@ from .optional import optional_packs
 from .snapshot import SNAPSHOT_ENV, SNAPSHOT_PREFIX, memory_snapshot
 from .verify import (MANIFEST_PATH, STAMP_NAME, HashStamps, RuntimeAssetError, check_sha256, load_manifest,
                      numpy_spec, pyodide_fix_hint, sha256_bytes)
-from .wheels import (PACK_SUFFIX, build_wheel_bytes, cached_pack, ensure_numpy_wheel, lock_entry_for_wheel, pack_bytes,
+from .wheels import (build_wheel_bytes, cached_pack, ensure_numpy_wheel, lock_entry_for_wheel, pack_bytes,
                      pack_name, package_imports, project_version, read_pack, trimmed_lock, wheel_pack)
 from .wrappers import (WRAPPER_CHUNK, WRAPPER_ENCODING, cached_wrappers, encode_payload, payload_record,
                        wrapper_chunks, wrapper_name)
@@ -50,11 +50,11 @@ BUNDLE_VERSION = "1"  # bump when what the bundle leaves out changes (part of it
 def without_loaded_modules(name: str, kind: str, blob: bytes, loaded: set[str]) -> bytes:
     """A boot-bundle part without the bytes of the modules the snapshot's heap already holds, imported
     (`loaded`: their `__file__`s, recorded by snapshot.cjs): they stay in `sys.modules` for the life of the
-    interpreter, so nothing reads those files again.  A pack leaves such .pyc files out (attention_core's keeps
-    all: its sources are there to be read); the stdlib zip keeps every entry where it was (zipimport's table in
-    the heap holds the offsets) with the loaded ones' data zeroed.  Both compress to almost nothing.  The
-    build-time cells, and a boot without a snapshot, use the whole files."""
-    if kind == "pack" and not name.startswith("attention_core-"):
+    interpreter, so nothing reads those files again.  A pack leaves such compiled (.pyc) files out — sources, like
+    attention_core's, stay to be read; the stdlib zip keeps every entry where it was (zipimport's table in the heap
+    holds the offsets) with the loaded ones' data zeroed.  Both compress to almost nothing.  The build-time cells,
+    and a boot without a snapshot, use the whole files."""
+    if kind == "pack":
         return pack_bytes([(f, d) for f, d in read_pack(blob) if not (f.endswith(".pyc") and SITE_PACKAGES + f in loaded)])
     if kind == "file" and name == STDLIB_NAME:
         out = bytearray(blob)
@@ -72,20 +72,19 @@ def without_loaded_modules(name: str, kind: str, blob: bytes, loaded: set[str]) 
     return blob
 
 
-def boot_bundle(cache_root: Path, members: list[tuple[str, Path | None, bytes | None, str]],
-                stamps: HashStamps, loaded: set[str]) -> tuple[Path, list[dict]]:
-    """The plan entries `members` as one file, made once into the cache: (`<cache>/bundles/<key>/python-boot-<key>.bundle`,
-    parts [{name, kind: "snapshot" | "pack" | "file", offset, size}] in file order).  A "file" (the stdlib zip) is
-    what Pyodide itself fetches: the worker answers that fetch with the part."""
-    key = sha256_bytes(json.dumps([BUNDLE_VERSION, [(name, digest) for name, _, _, digest in members],
+def boot_bundle(cache_root: Path, members: list[tuple[str, tuple[str, Path | None, bytes | None, str]]],
+                loaded: set[str]) -> tuple[Path, list[dict]]:
+    """The plan entries of `members` ([(kind, entry)], kind "file" | "snapshot" | "pack") as one file, made once
+    into the cache: (`<cache>/bundles/<key>/python-boot-<key>.bundle`, parts [{name, kind, offset, size}] in file
+    order).  A "file" (the stdlib zip) is what Pyodide itself fetches: the worker answers that fetch with the part."""
+    key = sha256_bytes(json.dumps([BUNDLE_VERSION, [(name, digest) for _, (name, _, _, digest) in members],
                                    sorted(loaded)]).encode())[:16]
     out = cache_root / "bundles" / key / f"{BUNDLE_PREFIX}{key}.bundle"
     record = out.with_suffix(".json")
     if out.is_file() and record.is_file():
         return out, json.loads(record.read_text("utf-8"))
     parts, offset, blobs = [], 0, []
-    for name, src, data, _ in members:
-        kind = "snapshot" if name.startswith(SNAPSHOT_PREFIX) else "pack" if name.endswith(PACK_SUFFIX) else "file"
+    for kind, (name, src, data, _) in members:
         blob = without_loaded_modules(name, kind, data if data is not None else src.read_bytes(), loaded)
         blobs.append(blob)
         parts.append({"name": name, "kind": kind, "offset": offset, "size": len(blob)})
@@ -236,12 +235,13 @@ def prepare_python_runtime(dest: Path, *, cache_dir: Path, pyodide_dir: Path | N
     # own name, as it did the separate assets.
     bundle_name = None
     if snapshot_name:
-        pack_names = {k["name"] for k in packs}
-        members = [p for p in plan if p[0] == STDLIB_NAME] + [p for p in plan if p[0] == snapshot_name] \
-            + [p for p in plan if p[0] in pack_names]
-        bundle_path, bundle_parts = boot_bundle(cache_root, members, stamps, loaded_modules)
+        entry = {p[0]: p for p in plan}
+        members = [("file", entry[STDLIB_NAME]), ("snapshot", entry[snapshot_name])] \
+            + [("pack", entry[k["name"]]) for k in packs]
+        bundle_path, bundle_parts = boot_bundle(cache_root, members, loaded_modules)
+        bundled = {name for _, (name, *_) in members}
         bundle_name = bundle_path.name
-        plan = [p for p in plan if p not in members] + [(bundle_name, bundle_path, None, stamps.sha256(bundle_path))]
+        plan = [p for p in plan if p[0] not in bundled] + [(bundle_name, bundle_path, None, stamps.sha256(bundle_path))]
     # Lazy assets: shipped like every other asset (the same wrapper scripts below) but marked `lazy` in the index,
     # so that no boot loads them; the worker asks for one when it needs it.  The optional packs (matplotlib & co.,
     # optional.py) are such assets; the index's `optional.packages` says which imports need which pack.
@@ -259,7 +259,8 @@ def prepare_python_runtime(dest: Path, *, cache_dir: Path, pyodide_dir: Path | N
     plan.append((LOCK_NAME, None, lock_bytes, sha256_bytes(lock_bytes)))
     # Index order is boot order: file:// loads the wrapper scripts one after another in this order (http
     # fetches everything at once).  The tiny lock file is awaited when the boot ends (it came last, behind
-    # 30 MB of wrappers), the snapshot is inflated while the stdlib still loads, the packs come last.
+    # 30 MB of wrappers), the boot bundle is inflated while the wasm still loads.  (Without a snapshot there is no
+    # bundle: the stdlib comes after the wasm, the packs last.)
     first = ["pyodide.js", "pyodide.asm.js", LOCK_NAME, bundle_name or snapshot_name, "pyodide.asm.wasm", STDLIB_NAME]
     plan.sort(key=lambda p: first.index(p[0]) if p[0] in first else len(first))
 

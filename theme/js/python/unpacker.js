@@ -117,22 +117,20 @@ async function unpack(msg, job, payload, cached) {
     }
     raw = await decodePayload(job, bytes); // the transport's encoding (zstd)
   }
-  return { raw, fresh: !hit, outs: job.kind === "bundle" ? bundleParts(job, raw) : [[job.name, inflated(job.kind, raw)]] };
+  return { raw, fresh: !hit, outs: partsOf(job, raw) };
 }
 
-function inflated(kind, raw) {
-  return kind === "snapshot" ? expandSnapshot(raw) : raw;
-}
-
-/** The boot bundle (builder/runtime/prepare.py, boot_bundle) → [name, bytes] of each part, each in a buffer of
- *  its own (moved to the Python worker). */
-function bundleParts(job, raw) {
+/** A job's inflated bytes → [name, bytes] for the Python worker: the boot bundle's parts (builder/runtime/
+ *  prepare.py, boot_bundle), or the one asset; a snapshot expanded to the full heap. */
+function partsOf(job, raw) {
+  const parts = job.kind === "bundle" ? job.parts : [{ name: job.name, kind: job.kind, offset: 0, size: raw.length }];
   let end = 0;
-  const outs = job.parts.map((p) => {
+  const outs = parts.map((p) => {
     if (p.offset !== end || p.offset + p.size > raw.length) throw new Error(`${job.name}: part ${p.name} out of place`);
     end = p.offset + p.size;
     const bytes = raw.subarray(p.offset, end);
-    return [p.name, p.kind === "snapshot" ? expandSnapshot(bytes) : bytes.slice()];
+    // each part moves to the Python worker in a buffer of its own: a bundle's parts are copied out of it
+    return [p.name, p.kind === "snapshot" ? expandSnapshot(bytes) : parts.length > 1 ? bytes.slice() : bytes];
   });
   if (end !== raw.length) throw new Error(`${job.name}: ${raw.length - end} stray bytes`);
   return outs;

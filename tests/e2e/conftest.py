@@ -411,6 +411,17 @@ def read_through(page) -> None:
                                     f"(scrolled to {result['stalled']:.0f} px)")
 
 
+def evaluate_or_stalled(page, expression: str, arg=None, seconds: float = 60):
+    """`page.evaluate` (which has no timeout of its own) that gives up after `seconds` with HeadlessFramesStopped, the
+    failure that is re-run: in CI a contrast check's evaluate (canvas read-backs) once waited until pytest-timeout's
+    15 minutes on a page that had stopped painting."""
+    try:
+        with bounded(seconds):
+            return page.evaluate(expression, arg)
+    except ProbeTimedOut as exc:
+        raise HeadlessFramesStopped(f"{page.url}: no answer to an evaluate in {seconds:g} s") from exc
+
+
 def mount_all_widgets(page) -> None:
     """Bring every widget near the viewport (lazy widget kinds mount only then: theme/js/site/lazy-widgets.js) and
     wait until each has mounted."""
@@ -418,4 +429,4 @@ def mount_all_widgets(page) -> None:
     for widget in page.locator(".widget[data-widget]").all():
         widget.scroll_into_view_if_needed()
     page.wait_for_function("[...document.querySelectorAll('.widget[data-widget]')].every(w => w.dataset.ready === 'true')")
-    page.evaluate("window.scrollTo(0, 0)")
+    evaluate_or_stalled(page, "window.scrollTo(0, 0)")

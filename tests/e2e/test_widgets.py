@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from attention_core import causal_mask, get_example, multi_head_attention, scaled_dot_product_attention, softmax
-from tests.e2e.conftest import artifact, mount_all_widgets, read_through
+from tests.e2e.conftest import artifact, evaluate_or_stalled, mount_all_widgets, read_through
 
 pytestmark = pytest.mark.e2e
 
@@ -327,7 +327,7 @@ def test_every_heat_cell_is_readable_in_the_browser(page, scheme):
     for url in (MODULE, EXPLAINER):
         page.goto(page.base + url)
         mount_all_widgets(page)
-        for cell in page.evaluate(CONTRAST_JS):
+        for cell in evaluate_or_stalled(page, CONTRAST_JS):
             checked += 1
             assert cell["ratio"] >= 4.5, (url, scheme, cell)
     assert checked > 100

@@ -115,6 +115,31 @@ def base_url(request, http_base, file_base) -> str:
     return http_base if request.param == "http" else file_base
 
 
+# Playwright's wait_for_function re-checks its predicate on requestAnimationFrame unless told otherwise. A headless
+# Chromium under load sometimes stops producing frames for a while, and then a predicate that is already true is
+# never looked at again: CI once waited 300 s for "全部运行完成" after a page's cells had run. Polling on a timer
+# keeps checking without frames; 100 ms is quicker than a test needs to notice. (A test may still pass polling=.)
+WAIT_POLLING_MS = 100
+
+
+def _poll_on_a_timer(wait_for_function):
+    @functools.wraps(wait_for_function)
+    def wrapper(self, expression, *, polling=None, **kwargs):
+        return wait_for_function(self, expression, polling=WAIT_POLLING_MS if polling is None else polling, **kwargs)
+    return wrapper
+
+
+def _install_timer_polling() -> None:
+    from playwright.sync_api import Frame, Page
+    for cls in (Page, Frame):
+        if not getattr(cls.wait_for_function, "_polls_on_timer", False):
+            cls.wait_for_function = _poll_on_a_timer(cls.wait_for_function)
+            cls.wait_for_function._polls_on_timer = True
+
+
+_install_timer_polling()
+
+
 class ProbeTimedOut(Exception):
     """A call into the browser outside any test's time limit took too long (see `bounded`)."""
 
@@ -187,10 +212,10 @@ class BrowserHolder:
     @staticmethod
     def _frames_come(page, timeout_ms: int) -> bool:
         try:
-            # First something Playwright's driver bounds (evaluate has no timeout): a page whose main thread never
-            # answers again (CI once hung here 40 min after a test had failed) counts as stopped, and a page that
-            # cannot make a frame for a screenshot does not paint either.
-            page.screenshot(timeout=timeout_ms)
+            # Frames first, and no screenshot before them: a screenshot makes the page produce a frame, which
+            # can start a stalled page again, and then the probe would report a stall it had just ended. A page
+            # whose main thread never answers (CI once hung here 40 min after a test had failed) is caught by the
+            # caller's `bounded`.
             page.evaluate("""() => { window.__paintProbe = false;
               requestAnimationFrame(() => requestAnimationFrame(() => { window.__paintProbe = true; })); }""")
             deadline = time.monotonic() + timeout_ms / 1000

@@ -182,6 +182,14 @@ def stored_image_hashes(page, site) -> list[str]:
     return [hashlib.sha256((site / src).read_bytes()).hexdigest() for src in srcs]
 
 
+def where_the_cells_stand(page) -> str:
+    """The bar's status and each cell's, for a failure message (bounded: the page may be the thing that hangs)."""
+    from tests.e2e.conftest import evaluate_or_stalled
+    return evaluate_or_stalled(page, """() => JSON.stringify({
+        bar: document.querySelector('.cells-bar-status')?.textContent,
+        cells: [...document.querySelectorAll('.code-cell')].map(c => `${c.id}: ${c.querySelector('.cell-status')?.textContent}`)})""")
+
+
 def test_every_cell_of_the_course_prints_and_draws_in_the_browser_what_the_build_stored(browser, cell_pages):
     """Generic over the pages: a new page's cells are checked without touching this test."""
     from tests.e2e.conftest import _close_and_check, _open_context
@@ -197,8 +205,11 @@ def test_every_cell_of_the_course_prints_and_draws_in_the_browser_what_the_build
         build_widgets = page.eval_on_selector_all(".code-cell .cell-widgets script.widget-data",
                                                   "els => els.map(e => JSON.parse(e.textContent))")
         page.click(".cells-run-all")
-        page.wait_for_function("/全部运行完成|中断/.test(document.querySelector('.cells-bar-status').textContent)",
-                               timeout=300_000)
+        try:
+            page.wait_for_function("/全部运行完成|中断/.test(document.querySelector('.cells-bar-status').textContent)",
+                                   timeout=300_000)
+        except Exception as err:  # say where the page stood, not just that it timed out
+            raise AssertionError(f"{name}: run-all did not finish: {where_the_cells_stand(page)}") from err
         assert page.text_content(".cells-bar-status") == "全部运行完成。", name
         assert page.eval_on_selector_all(".code-cell .cell-log", "els => els.map(e => e.textContent)") == build_logs, name
         assert page.evaluate(SHA256_OF_IMAGES, ".code-cell img.cell-figure") == build_images, name

@@ -495,7 +495,7 @@ def test_the_editor_replaces_the_static_code_without_moving_the_page(browser, ht
         # (a <style> added by evaluate: add_style_tag waits for the sheet's load event, which a page without
         # JavaScript never delivers — the test hung there)
         page.evaluate("""() => { const style = document.createElement('style');
-            style.textContent = '.page-section { content-visibility: visible !important; }';
+            style.textContent = '* { content-visibility: visible !important; }';
             document.head.append(style); }""")
         heights[js] = page.eval_on_selector_all(".code-cell .cell-editor",
                                                 "els => els.map(e => e.getBoundingClientRect().height)")

@@ -45,7 +45,7 @@ def test_pruned_katex_css_styles_every_formula_element_like_the_full_stylesheet(
     page.goto(page.base + f"{slug}.html")
     # every formula laid out in both snapshots: a section not yet rendered (content-visibility: auto) has no
     # resolved sizes, and whether it is rendered may change between the snapshots
-    page.add_style_tag(content=".page-section { content-visibility: visible !important; }")
+    page.add_style_tag(content="* { content-visibility: visible !important; }")
     shipped = page.evaluate(COMPUTED)
     assert len(shipped) > 500  # formulas are there (module 05 has thousands of KaTeX elements)
     assert page.evaluate(SWAP_TO_FULL, [FULL_CSS, list(STYLE_CLASSES)]) > 100  # the shared classes are in use
@@ -72,7 +72,7 @@ def test_subset_fonts_draw_every_formula_pixel_for_pixel_like_katex_fonts(browse
         page.goto(http_base + "module-05-attention.html")
         # every section laid out from the start: one rendered only as the capture scrolls to it (content-visibility:
         # auto) asks for its fonts then, and could be captured before they are in
-        page.add_style_tag(content=".page-section { content-visibility: visible !important; }")
+        page.add_style_tag(content="* { content-visibility: visible !important; }")
         page.evaluate("document.fonts.ready")
         # widget scripts load when their widget nears the viewport: let every one mount, so no formula moves while
         # it is captured

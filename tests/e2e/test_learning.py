@@ -152,7 +152,11 @@ def test_quiz_answer_after_second_wrong_try_or_on_request(page):
 
 
 def card_state(page, slug: str) -> str:
-    return page.locator(f'.card[data-slug="{slug}"] .progress-badge').inner_text()
+    """The badge as the reader sees it, once the card is on screen: the outline below the first screen is laid out
+    only then (content-visibility: auto, theme/css/index.css), and until it is, its text is not rendered."""
+    badge = page.locator(f'.card[data-slug="{slug}"] .progress-badge')
+    badge.scroll_into_view_if_needed()
+    return badge.inner_text()
 
 
 def test_progress_cards_continue_link_and_reset(page):

@@ -140,6 +140,11 @@ def _install_timer_polling() -> None:
 _install_timer_polling()
 
 
+# For a test that measures or compares every box of a page: lay out all of them, also those the theme renders only
+# near the viewport (content-visibility: auto on sections, blocks and the index's outline: theme/css/base.css).
+ALL_LAID_OUT_CSS = "* { content-visibility: visible !important; }"
+
+
 class ProbeTimedOut(Exception):
     """A call into the browser outside any test's time limit took too long (see `bounded`)."""
 

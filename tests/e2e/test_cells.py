@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT
-from tests.e2e.conftest import _close_and_check, _open_context, artifact
+from tests.e2e.conftest import ALL_LAID_OUT_CSS, _close_and_check, _open_context, artifact
 
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("cells")]
 
@@ -494,9 +494,9 @@ def test_the_editor_replaces_the_static_code_without_moving_the_page(browser, ht
         # leaves them unrendered, and an unrendered box has no height to compare)
         # (a <style> added by evaluate: add_style_tag waits for the sheet's load event, which a page without
         # JavaScript never delivers — the test hung there)
-        page.evaluate("""() => { const style = document.createElement('style');
-            style.textContent = '* { content-visibility: visible !important; }';
-            document.head.append(style); }""")
+        page.evaluate("""(css) => { const style = document.createElement('style');
+            style.textContent = css;
+            document.head.append(style); }""", ALL_LAID_OUT_CSS)
         heights[js] = page.eval_on_selector_all(".code-cell .cell-editor",
                                                 "els => els.map(e => e.getBoundingClientRect().height)")
         if not js:

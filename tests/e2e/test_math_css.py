@@ -8,6 +8,7 @@ import pytest
 
 from builder.katex.compact import STYLE_CLASSES
 from tests.conftest import ROOT
+from tests.e2e.conftest import ALL_LAID_OUT_CSS
 
 pytestmark = pytest.mark.e2e
 
@@ -45,7 +46,7 @@ def test_pruned_katex_css_styles_every_formula_element_like_the_full_stylesheet(
     page.goto(page.base + f"{slug}.html")
     # every formula laid out in both snapshots: a section not yet rendered (content-visibility: auto) has no
     # resolved sizes, and whether it is rendered may change between the snapshots
-    page.add_style_tag(content="* { content-visibility: visible !important; }")
+    page.add_style_tag(content=ALL_LAID_OUT_CSS)
     shipped = page.evaluate(COMPUTED)
     assert len(shipped) > 500  # formulas are there (module 05 has thousands of KaTeX elements)
     assert page.evaluate(SWAP_TO_FULL, [FULL_CSS, list(STYLE_CLASSES)]) > 100  # the shared classes are in use
@@ -72,7 +73,7 @@ def test_subset_fonts_draw_every_formula_pixel_for_pixel_like_katex_fonts(browse
         page.goto(http_base + "module-05-attention.html")
         # every section laid out from the start: one rendered only as the capture scrolls to it (content-visibility:
         # auto) asks for its fonts then, and could be captured before they are in
-        page.add_style_tag(content="* { content-visibility: visible !important; }")
+        page.add_style_tag(content=ALL_LAID_OUT_CSS)
         page.evaluate("document.fonts.ready")
         # widget scripts load when their widget nears the viewport: let every one mount, so no formula moves while
         # it is captured

@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from tests.conftest import ROOT
-from tests.e2e.conftest import artifact
+from tests.e2e.conftest import ALL_LAID_OUT_CSS, artifact
 
 pytestmark = pytest.mark.e2e
 
@@ -57,7 +57,7 @@ def test_page_loads_with_all_math_typeset(page, slug):
     if expected:
         # every section rendered: a page whose first screen has no formula asks for KaTeX's fonts only when a
         # section with one nears the viewport (content-visibility: auto)
-        page.add_style_tag(content="* { content-visibility: visible !important; }")
+        page.add_style_tag(content=ALL_LAID_OUT_CSS)
         page.wait_for_function("[...document.fonts].some(f => f.family.includes('KaTeX') && f.status === 'loaded')")
 
 

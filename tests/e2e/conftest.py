@@ -394,6 +394,7 @@ def wait_frames(page) -> None:
 # How long read_through waits, in all, for one widget near the view to mount, and for frames to come back.
 WIDGET_PATIENCE_MS = 8000
 FRAME_PATIENCE_MS = 10000
+READ_THROUGH_LIMIT_S = 180  # a few seconds normally; minutes only if every widget used up its patience
 
 
 def read_through(page) -> None:
@@ -406,7 +407,9 @@ def read_through(page) -> None:
     Bounded: a widget that has not mounted after WIDGET_PATIENCE_MS of waiting in all is no longer waited for (the
     caller's own checks then name it), and frames missing for FRAME_PATIENCE_MS raise HeadlessFramesStopped
     instead of scrolling on for many minutes (a CI run hung 15 min here)."""
-    result = page.evaluate("""async ([widgetPatience, framePatience]) => {
+    # bounded from here too: in-page timers bound the scroll, but a renderer that stops answering never returns the
+    # evaluate (a clean-clone run waited here 5 min, until its worker was sent pytest-timeout's signal by hand)
+    result = evaluate_or_stalled(page, """async ([widgetPatience, framePatience]) => {
       const frames = """ + FRAMES_JS + """;
       const waited = new Map(); // widget → ms spent waiting for it
       let lastFrame = performance.now();
@@ -435,7 +438,7 @@ def read_through(page) -> None:
       window.scrollTo(0, 0);
       await frames();
       return {stalled: null};
-    }""", [WIDGET_PATIENCE_MS, FRAME_PATIENCE_MS])
+    }""", [WIDGET_PATIENCE_MS, FRAME_PATIENCE_MS], seconds=READ_THROUGH_LIMIT_S)
     if result["stalled"] is not None:
         raise HeadlessFramesStopped(f"{page.url}: no animation frame for {FRAME_PATIENCE_MS / 1000:.0f} s "
                                     f"(scrolled to {result['stalled']:.0f} px)")

@@ -123,6 +123,20 @@ _connections: dict[str, sqlite3.Connection] = {}
 _connections_lock = threading.Lock()
 
 
+def _set_wal(db: sqlite3.Connection, attempts: int = 300) -> None:
+    """Switch a connection to the write-ahead log. On a new file the switch needs the file to itself, and SQLite
+    does not wait for it (the busy timeout does not cover it): two processes opening the same new cache at once
+    (test workers) got "database is locked" from one of them. Try again for up to ~30 s."""
+    for attempt in range(attempts):
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as err:
+            if "locked" not in str(err) or attempt == attempts - 1:
+                raise
+            time.sleep(0.1)
+
+
 def connection(path: Path, create_sql: str = "CREATE TABLE IF NOT EXISTS entry (key TEXT PRIMARY KEY, value BLOB NOT NULL)"
                 ) -> sqlite3.Connection:
     """One connection per cache file per process, kept open: closing the last connection checkpoints the
@@ -137,7 +151,7 @@ def connection(path: Path, create_sql: str = "CREATE TABLE IF NOT EXISTS entry (
             db = sqlite3.connect(path, timeout=30, check_same_thread=False)
             # A cache, not a record: write-ahead log without an fsync per commit (NORMAL keeps the file
             # consistent after a crash; at worst the last entries are lost and recomputed).
-            db.execute("PRAGMA journal_mode=WAL")
+            _set_wal(db)
             db.execute("PRAGMA synchronous=NORMAL")
             db.execute(create_sql)
             _connections[key] = db

@@ -20,6 +20,10 @@ STDLIB_NAME = "python_stdlib.zip"
 STDLIB_PREFIX = "/lib/python312.zip/"            # where Pyodide mounts the stdlib zip
 SITE_PACKAGES = "/lib/python3.12/site-packages/"  # where loadPackage unpacks wheels
 WARM_IMPORTS = "numpy, ast, builtins, io, linecache, sys, time, traceback"  # numpy + course_runtime's imports
+# The stdlib modules that importing matplotlib.pyplot and drawing a first figure load (and nothing before them):
+# compiled too, else the first figure compiles them from source in wasm (~0.25 s).  Not imported into the memory
+# snapshot; tests/unit/test_pyodide_assets.py checks the list is complete.
+FIRST_FIGURE_STDLIB = "calendar, decimal, gzip, html.entities, pprint, shlex, uuid"
 
 
 def precompiled(cache_root: Path, pyodide_js_dir: Path, stdlib: tuple[Path, str], numpy: tuple[Path, str],

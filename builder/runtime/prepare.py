@@ -28,7 +28,7 @@ from builder.bundle import browser_data_script
 
 from .bundle import RUNTIME_JS_NAME, bundle_python_runtime, theme_python_dir
 from .files import copy_if_stale, runtime_cache_root, write_if_changed
-from .precompile import SITE_PACKAGES, STDLIB_NAME, WARM_IMPORTS, precompiled
+from .precompile import FIRST_FIGURE_STDLIB, SITE_PACKAGES, STDLIB_NAME, WARM_IMPORTS, precompiled
 from .optional import optional_packs
 from .snapshot import SNAPSHOT_ENV, SNAPSHOT_PREFIX, memory_snapshot
 from .verify import (MANIFEST_PATH, STAMP_NAME, HashStamps, RuntimeAssetError, check_sha256, load_manifest,
@@ -176,7 +176,7 @@ def prepare_python_runtime(dest: Path, *, cache_dir: Path, pyodide_dir: Path | N
     if compile_bytecode:
         std_src = next(p[1] for p in plan if p[0] == STDLIB_NAME)
         compiled = precompiled(cache_root, src_dir, (std_src, manifest["assets"][STDLIB_NAME]["sha256"]),
-                               (np_path, np_spec["sha256"]), warm_imports)
+                               (np_path, np_spec["sha256"]), ", ".join([warm_imports, FIRST_FIGURE_STDLIB]))
         if compiled:
             swap = {std_src: compiled[0], np_path: compiled[1]}
             plan = [(n, swap[src], None, stamps.sha256(swap[src])) if src in swap else (n, src, d, h)

@@ -260,6 +260,75 @@ def test_stdlib_and_numpy_ship_precompiled_bytecode(tmp_path: Path, cache_dir: P
                 assert int.from_bytes(pyc[:2], "little") == CPYTHON_312_MAGIC and pyc[2:4] == b"\r\n", n
 
 
+@pytest.mark.skipif(shutil.which("node") is None, reason="Pyodide runs under Node")
+def test_every_stdlib_module_a_first_figure_imports_ships_compiled(tmp_path: Path, cache_dir: Path):
+    """Importing pyplot and drawing load stdlib modules that booting does not (calendar, decimal, uuid, …): the
+    stdlib zip ships them as bytecode too (precompile.FIRST_FIGURE_STDLIB), else the browser compiles them from
+    source in wasm on the first figure (~0.25 s).  Which ones, asked of Pyodide itself: the build's cell runtime
+    (whose stdlib is all source) after it imported pyplot and a cell drew — every stdlib module loaded by then
+    must ship compiled, so the list in precompile.py misses none."""
+    from builder.cells import executor as cell_executor
+    from builder.runtime.precompile import WARM_IMPORTS
+    from builder.runtime.snapshot import SNAPSHOT_EXTRA_IMPORTS
+    from builder.runtime.wheels import package_imports
+    rt = runtime.cell_runtime(cache_dir=TEST_CACHE, project_root=ROOT)
+    if rt is None:
+        pytest.skip("Node or node_modules/pyodide missing")
+    listing = ("import sys\nprint('\\n'.join(sorted({m.__file__ for m in list(sys.modules.values())\n"
+               "    if (getattr(m, '__file__', None) or '').startswith('/lib/python312.zip/')})))")
+    # what the browser's heap has imported before any cell (builder/runtime/snapshot.py), then a first figure
+    snapshot = ", ".join([WARM_IMPORTS, *package_imports(ROOT / "attention_core"), SNAPSHOT_EXTRA_IMPORTS])
+    figure = ("import numpy as np\nimport matplotlib.pyplot as plt\nfig, (a, b) = plt.subplots(1, 2)\n"
+              "a.plot(np.arange(5), label='温度'); a.legend(); a.set_title('注意力 $T$'); a.grid(alpha=0.3)\n"
+              "b.imshow(np.eye(3)); fig.colorbar(b.images[0]); b.annotate('最大', (1, 1)); fig.suptitle('图')\nplt.show()")
+
+    def stdlib_loaded(cells: list[str]) -> set[str]:
+        results = cell_executor.run_cells_in_pyodide(
+            [{"filename": f"<cell-{i}>", "code": c, "expect_error": False} for i, c in enumerate(cells)], ROOT, rt)
+        assert all(r["error"] is None for r in results), [r["error"] for r in results]
+        return {f.removeprefix("/lib/python312.zip/") for f in "".join(t for _, t in results[-1]["chunks"]).split()}
+
+    booted = stdlib_loaded([f"import {snapshot}", listing])
+    loaded = sorted(stdlib_loaded([f"import {snapshot}", figure, listing]) - booted)
+    assert {"uuid.py", "pprint.py", "shlex.py"} <= set(loaded), loaded  # the check sees what matplotlib imports
+    shared = TEST_CACHE / "pyodide" / "compiled"
+    if shared.is_dir():
+        shutil.copytree(shared, cache_dir / "pyodide" / "compiled", dirs_exist_ok=True)
+    dest = tmp_path / "py"
+    assert _prepare(dest, cache_dir, bundle=False, compile_bytecode=True).bytecode
+    with zipfile.ZipFile(_shipped(dest, "python_stdlib.zip")) as shipped:
+        names = set(shipped.namelist())
+    assert [f for f in loaded if f + "c" not in names] == []
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="the scan is the page's JavaScript")
+def test_the_page_finds_the_optional_packs_a_cell_imports(tmp_path: Path):
+    """runtime.js asks the unpacker for the optional packs that the page's cells import, dependencies included
+    (theme/js/python/optional-imports.js); a page that does not import them asks for none."""
+    shutil.copyfile(ROOT / "theme" / "js" / "python" / "optional-imports.js", tmp_path / "optional-imports.mjs")
+    index = {"optional": {"packages": {
+        "matplotlib": {"pack": "mpl.pack", "imports": ["matplotlib", "mpl_toolkits"], "depends": ["numpy", "pillow", "six-ish"]},
+        "pillow": {"pack": "pil.pack", "imports": ["PIL"], "depends": []},
+        "six-ish": {"pack": "six.pack", "imports": ["six"], "depends": []},
+        "fonttools": {"pack": "ft.pack", "imports": ["fontTools"], "depends": []}}}}
+    cases = {
+        "plain": ["import numpy as np\nprint(np.arange(3))", "x = 1  # import matplotlib"],
+        "pyplot": ["import numpy as np, matplotlib.pyplot as plt"],
+        "from": ["def f():\n    from matplotlib import pyplot\n    return pyplot"],
+        "pil": ["import os\nfrom PIL import Image"],
+        "words": ["important = 1\nfrom_ = 2\nprint('import matplotlib')"],
+    }
+    script = tmp_path / "scan.mjs"
+    script.write_text("import { optionalPacksFor } from './optional-imports.mjs';\n"
+                      f"const index = {json.dumps(index)};\nconst cases = {json.dumps(cases)};\n"
+                      "console.log(JSON.stringify(Object.fromEntries(Object.entries(cases).map(([k, codes]) => "
+                      "[k, optionalPacksFor(index, codes).sort()]))));\n", "utf-8")
+    proc = subprocess.run(["node", str(script)], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout) == {"plain": [], "pyplot": ["mpl.pack", "pil.pack", "six.pack"],
+                                       "from": ["mpl.pack", "pil.pack", "six.pack"], "pil": ["pil.pack"], "words": []}
+
+
 def test_tampered_pyodide_file_is_rejected(tmp_path: Path, cache_dir: Path, pyodide_copy: Path):
     target = pyodide_copy / "pyodide.asm.wasm"
     data = bytearray(target.read_bytes())

@@ -112,6 +112,14 @@ def test_a_matplotlib_cell_draws_a_figure_and_shows_the_download(page):
     names = optional_asset_names(page)
     loaded = [u for u in page.watch.requests if any(n in u for n in names)]
     assert any("matplotlib-" in u for u in loaded), loaded
+    # Over http the packs came with the boot (the run was waiting when it started: runtime.js asks the unpacker
+    # for what the waiting runs import); over file:// this thread reads every wrapper, so they come when asked.
+    marks = page.evaluate("Course.python.getRuntime().timings")
+    labels = [label for label, _ in marks]
+    assert ("optional-from-unpacker" in labels) == page.base.startswith("http"), labels
+    # The standby worker did not boot beside the first plotting run (2 cores): only once it had ended.
+    run_end = max(t for label, t in marks if label == "run-end")
+    assert all(t >= run_end for label, t in marks if label == "standby:worker-init"), marks
     page.locator(PLOT_CELL).screenshot(path=str(artifact(f"plot-cell-{'file' if page.base.startswith('file') else 'http'}.png")))
 
 

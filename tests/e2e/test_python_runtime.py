@@ -375,19 +375,20 @@ CACHED_KEYS = """async () => {
 
 
 def test_a_returning_reader_boots_from_the_inflated_bytes_in_cache_storage(browser, harness_root, http_server):
-    """Over http the unpacker keeps the inflated snapshot and packs in Cache Storage (keyed by the sha256
+    """Over http the unpacker keeps the inflated wasm, snapshot and packs in Cache Storage (keyed by the sha256
     they matched), once Python is up; the next page boots from there without fetching or inflating them.
     Older builds' entries for the same site are dropped, other sites' entries on the origin are not."""
     base = http_server + SUBPATH + "/"
     index = _runtime_index(harness_root / SUBPATH / "assets" / "python")
-    # what the unpacker inflates: the boot bundle (the stdlib, the snapshot and the packs in one asset)
-    unpacked = [a["name"] for a in index["assets"] if a.get("parts")]
-    assert len(unpacked) == 1 and {p["name"] for p in asset_holding(index, unpacked[0])["parts"]} == \
+    # what the unpacker inflates: the main wasm and the boot bundle (the stdlib, the snapshot and the packs in one asset)
+    bundle = [a["name"] for a in index["assets"] if a.get("parts")]
+    assert len(bundle) == 1 and {p["name"] for p in asset_holding(index, bundle[0])["parts"]} == \
         {"python_stdlib.zip", index["snapshot"]["name"]} | {p["name"] for p in index["packs"]}
+    unpacked = ["pyodide.asm.wasm", *bundle]
     sha = {a["name"]: a["sha256"] for a in index["assets"]}
     py_url = base + "assets/python/"
     expected = sorted(f"{py_url}{name}?inflated={sha[name]}" for name in unpacked)
-    stale = f"{py_url}{unpacked[0]}?inflated={'0' * 64}"
+    stale = f"{py_url}{bundle[0]}?inflated={'0' * 64}"
     other_site = http_server + "another-course/assets/python/x.snap?inflated=" + "1" * 64
     context = browser.new_context(bypass_csp=True, service_workers="block")
     requests: list[str] = []
@@ -438,6 +439,6 @@ def test_a_returning_reader_boots_from_the_inflated_bytes_in_cache_storage(brows
     for name in unpacked:
         assert any(u.startswith(py_url + name) for u in first_visit), name
         assert not any(u.startswith(py_url + name) for u in second_visit), (name, second_visit)
-    assert any(re.search(r"/pyodide\.asm\.wasm\.\d+\.js$", u) for u in second_visit)  # the rest: from http
+    assert any(re.search(r"/pyodide\.asm\.js\.\d+\.js$", u) for u in second_visit)  # the rest: from http
     assert third["r"]["repr"] == first["r"]["repr"]
     assert sorted(k for k in after_partial if k.startswith(py_url)) == expected, after_partial

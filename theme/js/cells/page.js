@@ -475,7 +475,7 @@ export class CellsPage {
       this.setBarStatus(p.label, "loading");
       for (const c of waiting) if (!c.running) c.output.setStatus(p.label, "loading");
     };
-    await this.runtime.load({ onProgress: show });
+    await this.runtime.load({ onProgress: show, codes: waiting.map((c) => c.code) });
     this.setBarStatus("Python 已就绪。", "ok");
     for (const c of waiting) if (!c.running) c.output.setStatus("");
   }

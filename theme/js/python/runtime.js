@@ -1,7 +1,8 @@
 // Main-thread API of the self-hosted Python runtime: Course.python (theme/js/shared/course.js).
 //
 //   const rt = Course.python.getRuntime();        // one per page, shared by all code cells
-//   await rt.load({ onProgress(p) { p.phase, p.loaded, p.total, p.label } });  // called until that load ends
+//   await rt.load({ onProgress(p) { p.phase, p.loaded, p.total, p.label }, codes });  // onProgress: until that load
+//     // ends; codes: what will run next (the optional packs they import load with the boot, over http)
 //   rt.prefetch();                               // load when the page is idle
 //   const r = await rt.run(code, { onStdout, onStderr, onDisplay(kind, data, meta), onPackages({names, loaded, total}), cell });
 //     // r = { ok, repr, error: {type, message, traceback} | null, truncated }
@@ -23,6 +24,7 @@
 
 import { part } from "../shared/course.js";
 import { loadScript } from "../shared/load-script.js";
+import { optionalPacksFor } from "./optional-imports.js";
 import { assetRecord, literalInto } from "./transport.js";
 
 const MB = (n) => (n / 1e6).toFixed(1);
@@ -107,6 +109,8 @@ class PythonRuntime extends EventTarget {
   }
 
   load(options = {}) {
+    // `codes`: what the caller will run once Python is up (its optional packs come along with the boot)
+    if (options.codes) this._bootCodes = [...(this._bootCodes || []), ...options.codes].map(String);
     if (options.onProgress) {
       this._progressListeners.add(options.onProgress);
       if (this._lastProgress) { try { options.onProgress(this._lastProgress); } catch (e) { console.error(e); } }
@@ -265,12 +269,22 @@ class PythonRuntime extends EventTarget {
     // The unpacker (unpacker.js) inflates the snapshot and the wheel packs for this worker, on another thread:
     // the boot bundle that holds them (an asset with `parts`, builder/runtime/prepare.py), or each on its own.
     const bundled = new Set(index.assets.flatMap((a) => (a.parts || []).map((p) => p.name)));
+    // Over http it also fetches and inflates, after the boot's own assets, the optional packs (matplotlib & co.)
+    // that this page's cells or the waiting runs import: a first figure then finds them ready when Python is,
+    // instead of fetching them only then (and a returning reader's come from its inflated-bytes cache). Over
+    // file:// this thread reads every wrapper script itself, so lazy packs still wait until a run asks.
+    const early = this.isFile ? [] : optionalPacksFor(index, [...(this._preload || []), ...(this._bootCodes || []),
+      ...this._queue.map((r) => r.code)]);
+    // The main wasm goes first (compiled on V8's threads while the rest inflates), when there is a boot bundle.
+    const unpackWasm = index.assets.some((a) => a.parts) && index.assets.some((a) => a.name === "pyodide.asm.wasm");
     const jobs = [
+      ...(unpackWasm ? [{ name: "pyodide.asm.wasm", kind: "file" }] : []),
       ...index.assets.filter((a) => a.parts).map((a) => ({ name: a.name, kind: "bundle" })),
       ...(index.snapshot ? [{ name: index.snapshot.name, kind: "snapshot" }] : []),
       ...(index.packs || []).map((p) => ({ name: p.name, kind: "pack" })),
+      ...early.map((name) => ({ name, kind: "pack", progress: false })), // not part of the boot's download bar
     ].filter((j) => !bundled.has(j.name))
-      .map((j) => ({ ...j, ...assetRecord(index.assets.find((a) => a.name === j.name)) }));
+      .map((j) => ({ ...assetRecord(index.assets.find((a) => a.name === j.name)), ...j }));
     let channel = null;
     if (jobs.length) {
       channel = new MessageChannel();
@@ -284,7 +298,9 @@ class PythonRuntime extends EventTarget {
         slot.reject(new Error(`CoursePython unpacker error: ${ev.message || "unknown"}`));
       };
       slot.unpacker.postMessage({ type: "init", port: channel.port1, mode: this.isFile ? "file" : "http",
-        indexURL: this.baseURL, chunkBytes: index.wrapperChunkBytes, jobs }, [channel.port1]);
+        indexURL: this.baseURL, chunkBytes: index.wrapperChunkBytes, jobs,
+        // what it stored for this site's other pages stays (the optional packs a page without plots never asks for)
+        keep: index.assets.filter((a) => a.parts || a.lazy).map((a) => ({ name: a.name, sha256: a.sha256 })) }, [channel.port1]);
     }
     else if (prepared) prepared.unpacker.terminate();
     slot.loaded = { worker: 0, unpacker: 0 };
@@ -300,6 +316,8 @@ class PythonRuntime extends EventTarget {
       optional: index.optional || null,
       packs: index.packs || [],
       snapshot: index.snapshot || null,
+      early,
+      unpackWasm,
       env: index.env || null,
       interruptBuffer: slot.interrupt ? slot.interrupt.buffer : null,
       unpackerPort: channel ? channel.port2 : null,
@@ -480,6 +498,7 @@ class PythonRuntime extends EventTarget {
         const run = this._active;
         if (!run || run.id !== msg.id) break;
         this._finish(run);
+        if (run.setsUp) slot.setUp = true;
         this._scheduleSpare();
         const r = msg.result || {};
         const result = { ok: !!r.ok, repr: r.repr ?? null, error: r.error ?? null, truncated: !!r.truncated };
@@ -511,7 +530,11 @@ class PythonRuntime extends EventTarget {
     }
     this._active = next;
     this._setState("running");
-    next.spareTimer = setTimeout(() => { if (this._active === next) this._ensureSpare(); }, SPARE_AFTER_MS);
+    // A run that sets up an optional package (installs matplotlib & co., imports pyplot, draws its first figure:
+    // ~1–2 s of CPU) would share the 2 cores of a small machine with the standby's boot: the standby waits until
+    // it is over. Stopping it meanwhile starts a fresh worker instead of swapping in the standby.
+    next.setsUp = !this._slot.setUp && optionalPacksFor(this._index, [next.code]).length > 0;
+    if (!next.setsUp) next.spareTimer = setTimeout(() => { if (this._active === next) this._ensureSpare(); }, SPARE_AFTER_MS);
     this._slot.worker.postMessage({ type: "run", id: next.id, code: next.code, filename: next.filename });
   }
 

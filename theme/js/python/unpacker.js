@@ -9,8 +9,10 @@
 //
 // Messages from the page:
 //   {type: "init", port, mode, indexURL, chunkBytes, jobs: [{name, kind: "snapshot" | "pack" | "bundle", sha256,
-//     size, encoding, wrappers, parts?}]}  (a bundle: the stdlib zip, the snapshot and the packs in one frame,
-//     `parts` each's {name, kind, offset, size} in it; each part goes to the port under its own name)
+//     size, encoding, wrappers, parts?, progress?}], keep: [{name, sha256}]}  (a bundle: the stdlib zip, the snapshot and the
+//     packs in one frame, `parts` each's {name, kind, offset, size} in it; each part goes to the port under its own
+//     name; `progress: false`: not counted in the boot's download progress; `keep`: assets of this site whose
+//     stored bytes stay besides the jobs', e.g. optional packs)
 //     http: the unpacker fetches each job's wrapper scripts itself (transport.js);
 //     file: the page posts {type: "asset", name, buffer} (the payload read from the wrapper scripts).
 // To the page: {type: "bytes", n} (download progress, http).
@@ -107,7 +109,7 @@ async function unpack(msg, job, payload, cached) {
   const hit = await cached;
   let raw = hit;
   if (hit) {
-    self.postMessage({ type: "bytes", n: job.wrapperSize || job.size }); // progress: this asset is here
+    if (job.progress !== false) self.postMessage({ type: "bytes", n: job.wrapperSize || job.size }); // progress: this asset is here
   } else {
     let bytes;
     if (msg.mode === "http") bytes = await payload;
@@ -148,7 +150,7 @@ async function init(msg) {
     const key = inflatedKey(msg.indexURL, job);
     const cached = cachedInflated(cache, key);
     const payload = msg.mode === "http" ? cached.then((hit) => (hit ? null
-      : fetchPayload(msg.indexURL, job, msg.chunkBytes, (n) => self.postMessage({ type: "bytes", n })))) : null;
+      : fetchPayload(msg.indexURL, job, msg.chunkBytes, (n) => { if (job.progress !== false) self.postMessage({ type: "bytes", n }); }))) : null;
     if (payload) payload.catch(() => {});
     const turn = previous.then(() => unpack(msg, job, payload, cached));
     previous = turn.catch(() => {});
@@ -166,7 +168,7 @@ async function init(msg) {
   await Promise.all(turns);
   if (toStore.length) {
     await whenStoreAllowed;
-    await storeInflated(cache, msg.indexURL, toStore, new Set(msg.jobs.map((job) => inflatedKey(msg.indexURL, job))));
+    await storeInflated(cache, msg.indexURL, toStore, new Set([...msg.jobs, ...(msg.keep || [])].map((job) => inflatedKey(msg.indexURL, job))));
   }
   self.close();
 }

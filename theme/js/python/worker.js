@@ -35,6 +35,7 @@ const pending = new Map(); // name -> Promise<Response | Uint8Array> (verified),
 const waiting = new Map(); // file mode: name -> resolve(bytes) for assets not posted yet
 let optional = { packages: {} }; // index.optional: which imports need which lazy pack (builder/runtime/optional.py)
 const installedOptional = new Set();
+let earlyPacks = new Set(); // optional packs the unpacker brings along with the boot (init `early`, runtime.js)
 
 const post = (msg, transfer) => self.postMessage(msg, transfer || []);
 const mark = (label) => post({ type: "mark", label, t: performance.timeOrigin + performance.now() });
@@ -113,7 +114,10 @@ const mainWasmBytes = new Promise((resolve) => { wasmArrived = resolve; });
 
 async function fetchVerified(name, onBytes = null) {
   const bytes = await decodePayload(index.get(name), await payloadOf(name, onBytes));
-  if (name !== MAIN_WASM) return bytes;
+  return name === MAIN_WASM ? compileMainWasm(bytes) : bytes;
+}
+
+function compileMainWasm(bytes) {
   wasmArrived(bytes);
   return wasmStandIn(WebAssembly.compile(bytes), Promise.resolve());
 }
@@ -235,15 +239,21 @@ async function init(msg) {
   for (const a of msg.assets) index.set(a.name, a);
   chunkBytes = msg.chunkBytes;
   if (msg.optional) optional = msg.optional;
+  earlyPacks = new Set(msg.early || []);
   // Everything is requested at once, core files first.  The snapshot and the packs are the unpacker's.
-  const forUnpacker = new Set([...(msg.snapshot ? [msg.snapshot.name] : []), ...msg.packs.map((p) => p.name),
+  const forUnpacker = new Set([...(msg.snapshot ? [msg.snapshot.name] : []), ...msg.packs.map((p) => p.name), ...earlyPacks,
+    ...(msg.unpackWasm ? [MAIN_WASM] : []),
     ...msg.assets.filter((a) => a.parts).map((a) => a.name)]); // the boot bundle holds the snapshot and the packs
   totalBytes = msg.assets.reduce((s, a) => s + (forUnpacker.has(a.name) || a.lazy ? 0 : a.wrapperSize), 0);
+  for (const name of earlyPacks) unpackedBytes(name); // expected from the unpacker (not fetched here)
   if (forUnpacker.size) {
     if (!msg.unpackerPort) throw new Error("CoursePython worker: no unpacker for the snapshot and the packs");
     listenToUnpacker(msg.unpackerPort);
     unpackerPort = msg.unpackerPort;
   }
+  // The main wasm, when the unpacker brings it (runtime.js: inflated on its thread, and kept in its cache of
+  // inflated bytes for the next visit), is compiled as soon as it is here.
+  if (forUnpacker.has(MAIN_WASM)) pending.set(MAIN_WASM, unpackedBytes(MAIN_WASM).then(compileMainWasm));
   for (const a of msg.assets) {
     for (const part of a.parts || []) {
       if (part.kind !== "file") continue;
@@ -400,8 +410,12 @@ async function loadOptional(names, runId) {
   };
   report(0, true);
   mark("optional-start");
+  if (packs.some((p) => earlyPacks.has(p.pack))) mark("optional-from-unpacker");
   // all requested at once (file://: the page loads them in index order), installed in dependency order
-  const bytes = packs.map((p) => assetBytes(p.pack, (n) => report(n)));
+  // those the unpacker brought with the boot are (being) inflated there; the rest are fetched now
+  const bytes = packs.map((p) => (earlyPacks.has(p.pack)
+    ? unpackedBytes(p.pack).then((b) => { report(index.get(p.pack).wrapperSize); return b; }, () => assetBytes(p.pack, (n) => report(n)))
+    : assetBytes(p.pack, (n) => report(n))));
   bytes.forEach((b) => b.catch(() => {}));
   for (let i = 0; i < packs.length; i++) {
     const sharedLibs = installPack(pyodide.FS, packs[i].pack, await bytes[i]);
@@ -453,7 +467,16 @@ async function runCell(msg) {
       error: { type: "ImportError", message: `无法加载 Python 包：${String(e && e.message || e)}`, traceback: "" } } });
     return;
   }
+  mark("run-start");
   try {
+    // (the cell would set matplotlib up itself, course_runtime.execute_notebook_cell; done here first so that the
+    // timings show the set-up apart from the cell's own work)
+    if (installedOptional.has("matplotlib") && !runner.matplotlib_ready()) {
+      const proxy = runner.imports_of(msg.code);
+      const imports = proxy.toJs();
+      proxy.destroy();
+      if (imports.includes("matplotlib")) { runner.prepare_matplotlib(); mark("matplotlib-ready"); }
+    }
     const proxy = runner.run_cell(msg.code, msg.filename);
     res = proxy.toJs({ dict_converter: Object.fromEntries });
     proxy.destroy();
@@ -461,6 +484,7 @@ async function runCell(msg) {
     res = { ok: false, repr: null, truncated: false, error: { type: "InternalError", message: String(e && e.message || e), traceback: "" } };
   }
   currentRun = null;
+  mark("run-end");
   post({ type: "result", id: msg.id, result: res });
 }
 

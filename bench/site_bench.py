@@ -270,7 +270,14 @@ async (index) => {
   visit('matplotlib');
   const packs = new Set([...need].map((n) => packages[n].pack));
   const bytes = runtimeIndex.assets.filter((a) => a.lazy && packs.has(a.name)).reduce((s, a) => s + a.wrapperSize, 0);
-  return {ms, bytes};
+  // where the time went, in ms after the click (the runtime's own marks, worker.js/runtime.js): Python ready, the
+  // packs installed, pyplot imported, the cell done (its figure then still travels to the page and decodes)
+  const rt = Course.python.getRuntime();
+  while (rt.state === 'running') await new Promise((r) => setTimeout(r, 20)); // its last marks come with the result
+  const at = {};
+  for (const [label, t] of rt.timings) if (t >= t0) at[label] = Math.round(t - t0);
+  const phases = {ready: at['ready'], packs: at['optional-installed'], pyplot: at['matplotlib-ready'], cell: at['run-end']};
+  return {ms, bytes, phases};
 }
 """
 
@@ -290,20 +297,30 @@ def measure_figure(new_context, url: str, index: int, runs: int) -> dict:
     """Click → first figure, cold (fresh profile: Python and matplotlib downloaded) and warm (same profile, a
     new page: both from the HTTP cache and the inflated-bytes cache)."""
     cold, warm, extra = [], [], None
+    phases: dict[str, list[dict]] = {"cold": [], "warm": []}
     for _ in range(runs):
         context, page, cleanup = new_context()
         page.goto(url, wait_until="load")
         r = page.evaluate(RUN_TO_FIGURE, index)
         cold.append(r["ms"])
+        phases["cold"].append(r["phases"])
         extra = r["bytes"] if extra is None else extra
         page.close()
         page2 = context.new_page()
         page2.goto(url, wait_until="load")
-        warm.append(page2.evaluate(RUN_TO_FIGURE, index)["ms"])
+        r = page2.evaluate(RUN_TO_FIGURE, index)
+        warm.append(r["ms"])
+        phases["warm"].append(r["phases"])
         context.close()
         cleanup()
     med = statistics.median
-    return {"cold_ms": med(cold), "warm_ms": med(warm), "matplotlib_bytes": extra, "samples": {"cold": cold, "warm": warm}}
+
+    def median_phases(samples: list[dict]) -> dict:
+        return {k: med(p[k] for p in samples if p.get(k) is not None) if any(p.get(k) is not None for p in samples)
+                else None for k in ("ready", "packs", "pyplot", "cell")}
+    return {"cold_ms": med(cold), "warm_ms": med(warm), "matplotlib_bytes": extra,
+            "phases_ms": {k: median_phases(v) for k, v in phases.items()},
+            "samples": {"cold": cold, "warm": warm, "phases": phases}}
 
 
 PHONE_VIEWPORT = {"width": 390, "height": 844}
@@ -609,6 +626,12 @@ def main() -> int:
                       f"{f['matplotlib_bytes'] / 1e6:.2f} MB; click → first figure cold {f['cold_ms'] / 1000:.2f} s "
                       f"(budget {BUDGETS['first_figure_cold_s']} s), warm {f['warm_ms'] / 1000:.2f} s "
                       f"(budget {BUDGETS['first_figure_warm_s']} s)"]
+        for kind in ("cold", "warm"):
+            ph = f["phases_ms"][kind]
+            lines.append(f"  {kind}, ms after the click: " + ", ".join(
+                f"{name} {ph[key]:.0f}" for key, name in (("ready", "Python ready"), ("packs", "packs installed"),
+                                                          ("pyplot", "pyplot imported"), ("cell", "cell done"))
+                if ph[key] is not None))
     if report.get("python_phone"):
         lines += ["", f"Python cells under the phone profile ({PHONE_VIEWPORT['width']}×{PHONE_VIEWPORT['height']}, "
                       f"CPU {PHONE_CPU_SLOWDOWN}× slower), medians of {args.runs}:", "",

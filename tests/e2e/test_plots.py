@@ -123,6 +123,26 @@ def test_a_matplotlib_cell_draws_a_figure_and_shows_the_download(page):
     page.locator(PLOT_CELL).screenshot(path=str(artifact(f"plot-cell-{'file' if page.base.startswith('file') else 'http'}.png")))
 
 
+def test_stopping_the_first_plotting_run_brings_python_back(page):
+    """The standby worker waits while a run sets matplotlib up (runtime.js: 2 cores), so a 停止 during that run
+    has no standby to swap in: it starts a fresh worker instead, and the next run works (and can draw)."""
+    page.add_init_script(NO_PREFETCH)
+    page.add_init_script(RECORD_STATUS)
+    page.goto(page.base + EXPLAINER)
+    page.click(f"{PLOT_CELL} [data-action='run']")
+    # stopped while it still sets up: its packs loading, or pyplot being imported
+    page.wait_for_function("() => (Course.python.getRuntime().timings || []).some(([l]) => l === 'optional-start')",
+                           timeout=120_000)
+    assert page.evaluate("Course.python.getRuntime()._spare") is None
+    page.click(f"{PLOT_CELL} [data-action='stop']")
+    page.wait_for_function("sel => /已停止/.test(document.querySelector(sel + ' .cell-status').textContent)",
+                           arg=PLOT_CELL, timeout=10_000)
+    assert page.query_selector(f"{PLOT_CELL} img.cell-figure[src^='blob:']") is None
+    assert run_cell(page, PLOT_CELL).startswith("完成"), page.text_content(f"{PLOT_CELL} .cell-log")
+    live = page.evaluate(PIXELS, page.query_selector(f"{PLOT_CELL} img.cell-figure"))
+    assert live["src"] == "blob:" and 0.02 < live["ink"] < 0.5, live
+
+
 def test_stored_figures_show_without_javascript(browser, http_base, file_base):
     """No script, no lazy loader: the <picture>'s (scripting: none) source shows the build's PNG at once."""
     for base in (http_base, file_base):

@@ -146,12 +146,19 @@ async function init(msg) {
   // One job at a time, in order (the snapshot first: the Python worker needs it first); over http all the
   // downloads of assets not in the cache still start at once.
   let previous = Promise.resolve();
+  // Jobs beyond the boot's own (`progress: false`: the optional packs runtime.js adds) start downloading only
+  // once the boot's downloads are done: on a slow link they would otherwise take bandwidth from the boot.
+  const bootDownloads = [];
   const turns = msg.jobs.map((job) => {
     const key = inflatedKey(msg.indexURL, job);
     const cached = cachedInflated(cache, key);
-    const payload = msg.mode === "http" ? cached.then((hit) => (hit ? null
-      : fetchPayload(msg.indexURL, job, msg.chunkBytes, (n) => { if (job.progress !== false) self.postMessage({ type: "bytes", n }); }))) : null;
+    const extra = job.progress === false;
+    const download = () => fetchPayload(msg.indexURL, job, msg.chunkBytes, (n) => { if (!extra) self.postMessage({ type: "bytes", n }); });
+    const payload = msg.mode !== "http" ? null : extra
+      ? Promise.allSettled(bootDownloads).then(() => cached).then((hit) => (hit ? null : download()))
+      : cached.then((hit) => (hit ? null : download()));
     if (payload) payload.catch(() => {});
+    if (payload && !extra) bootDownloads.push(payload);
     const turn = previous.then(() => unpack(msg, job, payload, cached));
     previous = turn.catch(() => {});
     return turn.then(({ raw, fresh, outs }) => {

@@ -1,7 +1,8 @@
 // Unpacker worker (bundled to a string and started from a blob: URL by runtime.js, next to each Python
-// worker).  It turns the compressed assets of a boot — the interpreter's memory snapshot and the wheel packs
-// (builder/runtime/: snapshot.pack_snapshot, wheels.wheel_pack) — into verified, inflated bytes and hands them to
-// its Python worker over a MessagePort, while that worker evaluates pyodide.asm.js and instantiates the wasm.
+// worker).  It turns the compressed assets of a boot — the main wasm, the interpreter's memory snapshot and the
+// wheel packs (builder/runtime/: snapshot.pack_snapshot, wheels.wheel_pack), and optional packs the page wants
+// early — into verified, inflated bytes and hands them to its Python worker over a MessagePort, while that
+// worker evaluates pyodide.asm.js and instantiates the wasm.
 //
 // Why a second worker started by the page, not by the Python worker: inflating the boot bundle (~38 MB) takes a
 // few hundred ms on a slow core, and the Python worker's thread is busy for ~0.3 s in the synchronous importScripts of

@@ -11,8 +11,9 @@
 // says `encoding: "zstd"` (zstd.js), and pyodide.asm.wasm is compiled from the inflated bytes.
 // `assetBytes(name)` serves any indexed asset the same way later on (lazy ones: index `lazy`): the optional
 // packs (matplotlib & co.) that a cell's imports need (`loadOptional`).
-// The memory snapshot and the wheel packs are not fetched here: the unpacker worker (unpacker.js) that the
-// page starts alongside fetches (or is posted), verifies and inflates them, and sends them over a port.
+// The main wasm, the memory snapshot and the wheel packs (with a boot bundle), and the optional packs that the
+// page asks for early (`early`), are not fetched here: the unpacker worker (unpacker.js) that the page starts
+// alongside fetches (or is posted), verifies and inflates them, and sends them over a port.
 // `fetch` and `importScripts` are replaced by versions that serve exactly the indexed assets and refuse
 // anything else: nothing else is reachable from Python/JS in this worker.
 import COURSE_RUNTIME_PY from "./course_runtime.py";

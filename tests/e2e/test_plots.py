@@ -131,8 +131,9 @@ def test_stopping_the_first_plotting_run_brings_python_back(page):
     page.goto(page.base + EXPLAINER)
     page.click(f"{PLOT_CELL} [data-action='run']")
     # stopped while it still sets up: its packs loading, or pyplot being imported
-    page.wait_for_function("() => (Course.python.getRuntime().timings || []).some(([l]) => l === 'optional-start')",
-                           timeout=120_000)
+    # (python-runtime.js itself arrives only after the click: cells.js loads it then)
+    page.wait_for_function("() => { const p = window.Course && Course.python; const rt = p && p.getRuntime && p.getRuntime();"
+                           " return !!rt && (rt.timings || []).some(([l]) => l === 'optional-start'); }", timeout=120_000)
     assert page.evaluate("Course.python.getRuntime()._spare") is None
     page.click(f"{PLOT_CELL} [data-action='stop']")
     page.wait_for_function("sel => /已停止/.test(document.querySelector(sel + ' .cell-status').textContent)",

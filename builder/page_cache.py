@@ -21,6 +21,7 @@ import copy
 import dataclasses
 import json
 import os
+import time
 from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import get_context
 from pathlib import Path
@@ -128,10 +129,34 @@ def _render_in_pool(options: BuildOptions, site: SiteSource, sources: list[Sourc
     n_chunks = min(len(sources), jobs * 4)
     size = -(-len(sources) // n_chunks)
     chunks = [sources[i : i + size] for i in range(0, len(sources), size)]
-    with pool or start_pool(options, jobs, make_parser) as running:
+    running = pool or start_pool(options, jobs, make_parser)
+    try:
         futures = [running.submit(_render_chunk, light_site, chunk, options, stages) for chunk in chunks]
         results = [future.result() for future in futures]
+    finally:
+        close_pool(running)
     return [item for rendered, _ in results for item in rendered], sum(fresh for _, fresh in results)
+
+
+POOL_EXIT_S = 10.0
+
+
+def close_pool(pool: ProcessPoolExecutor, grace_s: float = POOL_EXIT_S) -> None:
+    """Shut the pool down without waiting forever for a worker that does not exit: once every result is in, the
+    workers are asked to leave; any still there after `grace_s` is killed.  (`shutdown(wait=True)` joins each
+    worker with no time limit, and a clean-clone test run once hung 900 s there: a worker that had sent all its
+    results never exited.)  The executor's own thread reaps them (it joins every worker), so that is what is waited
+    for; this thread only signals."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())  # CPython's ProcessPoolExecutor: pid → Process
+    manager = getattr(pool, "_executor_manager_thread", None)
+    pool.shutdown(wait=False, cancel_futures=True)
+    if manager is None:
+        return
+    manager.join(grace_s)
+    if manager.is_alive():
+        for process in processes:
+            process.kill()  # one already gone is skipped (ProcessLookupError is ignored)
+        manager.join(5)
 
 
 def _last_fingerprint_key(options: BuildOptions) -> str:

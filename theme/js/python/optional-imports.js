@@ -1,7 +1,8 @@
-// Which optional packs (matplotlib & co.: the runtime index's `optional.packages`, builder/runtime/optional.py) some
-// code imports — a quick scan on the page, so that the unpacker can bring them along with the boot (runtime.js).
-// The worker still decides what a run needs with Python's own parser (course_runtime.imports_of); a name this scan
-// misses is fetched then, as before. Pure functions: tests/unit/test_pyodide_assets.py runs them under Node.
+// Which optional packages (matplotlib & co.: the runtime index's `optional.packages`, builder/runtime/optional.py)
+// some imports need, dependencies first (`optionalPackagesFor`, used by the worker with Python's own list of a
+// cell's imports), and a quick scan of code for its imports on the page (`optionalPacksFor`: runtime.js gives those
+// packs to the unpacker along with the boot; a name the scan misses is fetched when a run needs it, as before).
+// Pure functions: tests/unit/test_pyodide_assets.py runs them under Node.
 
 /** Top-level names `code` imports (`import a.b, c` / `from a.b import x`, at any indentation): a quick scan
  *  for what to fetch early; the worker decides what a run needs with Python's own parser (imports_of). */
@@ -16,18 +17,26 @@ export function importedNames(code) {
   return names;
 }
 
+/** The optional packages (names, dependencies first) that `imports` (top-level module names) need, given the index's
+ *  `optional.packages` — leaving out those in `skip` (already installed). The one resolver: the worker feeds it
+ *  Python's own list of a cell's imports (worker.js, optionalNeeds), the page this file's scan (below). */
+export function optionalPackagesFor(packages, imports, skip = new Set()) {
+  const byImport = new Map();
+  for (const [name, pkg] of Object.entries(packages)) for (const imp of pkg.imports) byImport.set(imp, name);
+  const order = [];
+  const visit = (name) => {
+    if (!packages[name] || skip.has(name) || order.includes(name)) return;
+    for (const dep of packages[name].depends) visit(dep);
+    order.push(name);
+  };
+  for (const imp of imports) if (byImport.has(imp)) visit(byImport.get(imp));
+  return order;
+}
+
 /** The optional packs (index `optional.packages`, builder/runtime/optional.py) that `codes` import, with
  *  their dependencies: their asset names. */
 export function optionalPacksFor(index, codes) {
   const packages = (index && index.optional && index.optional.packages) || {};
-  const byImport = new Map();
-  for (const [name, pkg] of Object.entries(packages)) for (const imp of pkg.imports) byImport.set(imp, name);
-  const wanted = new Set();
-  const visit = (name) => {
-    if (!packages[name] || wanted.has(name)) return;
-    wanted.add(name);
-    for (const dep of packages[name].depends) visit(dep);
-  };
-  for (const code of codes) for (const imp of importedNames(code)) if (byImport.has(imp)) visit(byImport.get(imp));
-  return [...wanted].map((name) => packages[name].pack);
+  const imports = new Set(codes.flatMap((code) => [...importedNames(code)]));
+  return optionalPackagesFor(packages, imports).map((name) => packages[name].pack);
 }

@@ -282,7 +282,7 @@ class PythonRuntime extends EventTarget {
       ...index.assets.filter((a) => a.parts).map((a) => ({ name: a.name, kind: "bundle" })),
       ...(index.snapshot ? [{ name: index.snapshot.name, kind: "snapshot" }] : []),
       ...(index.packs || []).map((p) => ({ name: p.name, kind: "pack" })),
-      ...early.map((name) => ({ name, kind: "pack", progress: false })), // not part of the boot's download bar
+      ...early.map((name) => ({ name, kind: "pack", extra: true })), // after the boot's downloads, not in its bar
     ].filter((j) => !bundled.has(j.name))
       .map((j) => ({ ...assetRecord(index.assets.find((a) => a.name === j.name)), ...j }));
     let channel = null;

@@ -10,9 +10,9 @@
 //
 // Messages from the page:
 //   {type: "init", port, mode, indexURL, chunkBytes, jobs: [{name, kind: "snapshot" | "pack" | "bundle", sha256,
-//     size, encoding, wrappers, parts?, progress?}], keep: [{name, sha256}]}  (a bundle: the stdlib zip, the snapshot and the
+//     size, encoding, wrappers, parts?, extra?}], keep: [{name, sha256}]}  (a bundle: the stdlib zip, the snapshot and the
 //     packs in one frame, `parts` each's {name, kind, offset, size} in it; each part goes to the port under its own
-//     name; `progress: false`: not counted in the boot's download progress; `keep`: assets of this site whose
+//     name; `extra`: not the boot's own — downloaded after it, not counted in its progress; `keep`: assets of this site whose
 //     stored bytes stay besides the jobs', e.g. optional packs)
 //     http: the unpacker fetches each job's wrapper scripts itself (transport.js);
 //     file: the page posts {type: "asset", name, buffer} (the payload read from the wrapper scripts).
@@ -110,7 +110,7 @@ async function unpack(msg, job, payload, cached) {
   const hit = await cached;
   let raw = hit;
   if (hit) {
-    if (job.progress !== false) self.postMessage({ type: "bytes", n: job.wrapperSize || job.size }); // progress: this asset is here
+    if (!job.extra) self.postMessage({ type: "bytes", n: job.wrapperSize || job.size }); // progress: this asset is here
   } else {
     let bytes;
     if (msg.mode === "http") bytes = await payload;
@@ -147,13 +147,13 @@ async function init(msg) {
   // One job at a time, in order (the snapshot first: the Python worker needs it first); over http all the
   // downloads of assets not in the cache still start at once.
   let previous = Promise.resolve();
-  // Jobs beyond the boot's own (`progress: false`: the optional packs runtime.js adds) start downloading only
+  // Jobs beyond the boot's own (`extra`: the optional packs runtime.js adds) start downloading only
   // once the boot's downloads are done: on a slow link they would otherwise take bandwidth from the boot.
   const bootDownloads = [];
   const turns = msg.jobs.map((job) => {
     const key = inflatedKey(msg.indexURL, job);
     const cached = cachedInflated(cache, key);
-    const extra = job.progress === false;
+    const extra = !!job.extra;
     const download = () => fetchPayload(msg.indexURL, job, msg.chunkBytes, (n) => { if (!extra) self.postMessage({ type: "bytes", n }); });
     const payload = msg.mode !== "http" ? null : extra
       ? Promise.allSettled(bootDownloads).then(() => cached).then((hit) => (hit ? null : download()))

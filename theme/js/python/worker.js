@@ -20,6 +20,7 @@ import COURSE_RUNTIME_PY from "./course_runtime.py";
 import { restoreDataSegment, wasmDataSegment } from "./snapshot_data.js";
 import { relinkSnapshotLibraries } from "./snapshot_libs.js";
 import { checkSha256 } from "./verify.js";
+import { optionalPackagesFor } from "./optional-imports.js";
 import { SITE_PACKAGES, installPack } from "./packs.js";
 import { decodePayload, fetchPayload } from "./transport.js";
 import { zstdReady } from "./zstd.js";
@@ -380,19 +381,10 @@ function warmImports() {
 
 /** Names of the optional packages `code` needs that are not installed yet, dependencies first. */
 function optionalNeeds(code) {
-  const byImport = new Map();
-  for (const [name, pkg] of Object.entries(optional.packages)) for (const imp of pkg.imports) byImport.set(imp, name);
   const proxy = runner.imports_of(code);
   const imports = proxy.toJs();
   proxy.destroy();
-  const order = [];
-  const visit = (name) => {
-    if (!optional.packages[name] || installedOptional.has(name) || order.includes(name)) return;
-    for (const dep of optional.packages[name].depends) visit(dep);
-    order.push(name);
-  };
-  for (const imp of imports) if (byImport.has(imp)) visit(byImport.get(imp));
-  return order;
+  return optionalPackagesFor(optional.packages, imports, installedOptional);
 }
 
 async function loadOptional(names, runId) {

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
 """Build the course site: `python build.py` → site/. See `python build.py --help`."""
+
 import sys
 
 from builder.cli import main

@@ -14,11 +14,12 @@ samples from this module so the end-to-end test can compare the two.
 
 SwiGLU (Shazeer 2020), the feed-forward block of Llama-style models: down(silu(gate(x)) ⊙ up(x)).
 """
+
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -90,12 +91,12 @@ def gelu_grad(x: ArrayLike) -> F64:
 def gelu_tanh(x: ArrayLike) -> F64:
     """GELU's tanh approximation ½x(1 + tanh(√(2/π)(x + 0.044715x³))); within 5e-4 of the exact form."""
     x = _arr(x)
-    return 0.5 * x * (1.0 + np.tanh(SQRT_2_OVER_PI * (x + GELU_TANH_COEFF * x ** 3)))
+    return 0.5 * x * (1.0 + np.tanh(SQRT_2_OVER_PI * (x + GELU_TANH_COEFF * x**3)))
 
 
 def gelu_tanh_grad(x: ArrayLike) -> F64:
     x = _arr(x)
-    u = SQRT_2_OVER_PI * (x + GELU_TANH_COEFF * x ** 3)
+    u = SQRT_2_OVER_PI * (x + GELU_TANH_COEFF * x**3)
     t = np.tanh(u)
     du = SQRT_2_OVER_PI * (1.0 + 3.0 * GELU_TANH_COEFF * x * x)
     return 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * du
@@ -139,15 +140,17 @@ class Activation:
 
 SATURATED_SLOPE = 0.05  # |f′| below this counts as "saturated": the gradient has all but vanished
 
-ACTIVATIONS: dict[str, Activation] = {a.name: a for a in (
-    Activation("sigmoid", "Sigmoid", sigmoid, sigmoid_grad, "1 / (1 + e^(−x))", saturates=True),
-    Activation("tanh", "Tanh", tanh, tanh_grad, "tanh(x)", saturates=True),
-    Activation("relu", "ReLU", relu, relu_grad, "max(0, x)", dead=True),
-    Activation("gelu", "GELU（精确）", gelu, gelu_grad, "x · Φ(x)"),
-    Activation("gelu_tanh", "GELU（tanh 近似）", gelu_tanh, gelu_tanh_grad,
-               "½x(1 + tanh(√(2/π)(x + 0.044715x³)))"),
-    Activation("silu", "SiLU / Swish", silu, silu_grad, "x · σ(x)"),
-)}
+ACTIVATIONS: dict[str, Activation] = {
+    a.name: a
+    for a in (
+        Activation("sigmoid", "Sigmoid", sigmoid, sigmoid_grad, "1 / (1 + e^(−x))", saturates=True),
+        Activation("tanh", "Tanh", tanh, tanh_grad, "tanh(x)", saturates=True),
+        Activation("relu", "ReLU", relu, relu_grad, "max(0, x)", dead=True),
+        Activation("gelu", "GELU（精确）", gelu, gelu_grad, "x · Φ(x)"),
+        Activation("gelu_tanh", "GELU（tanh 近似）", gelu_tanh, gelu_tanh_grad, "½x(1 + tanh(√(2/π)(x + 0.044715x³)))"),
+        Activation("silu", "SiLU / Swish", silu, silu_grad, "x · σ(x)"),
+    )
+}
 
 
 def saturated_from(activation: str, *, slope: float = SATURATED_SLOPE, limit: float = 20.0) -> float:
@@ -203,11 +206,33 @@ class TwoLayerNet:
 def designed_two_layer_net() -> TwoLayerNet:
     """A designed example (not a trained model): three hidden units whose ReLU kinks sit at x = −1, 0.5 and 2,
     so the ReLU version bends visibly inside the plot's range [−3, 3] while the linear one stays straight."""
-    return TwoLayerNet(w1=np.array([1.0, -2.0, 1.0]), b1=np.array([1.0, 1.0, -2.0]),
-                       w2=np.array([0.5, 1.0, -1.5]), b2=-0.5)
+    return TwoLayerNet(
+        w1=np.array([1.0, -2.0, 1.0]), b1=np.array([1.0, 1.0, -2.0]), w2=np.array([0.5, 1.0, -1.5]), b2=-0.5
+    )
 
 
-__all__ = ["ACTIVATIONS", "Activation", "GELU_TANH_COEFF", "SATURATED_SLOPE", "TwoLayerNet",
-           "designed_two_layer_net", "gelu", "gelu_grad", "gelu_tanh", "gelu_tanh_grad", "normal_cdf",
-           "normal_pdf", "relu", "relu_grad", "saturated_from", "sigmoid", "sigmoid_grad", "silu",
-           "silu_grad", "silu_minimum", "swiglu", "tanh", "tanh_grad"]
+__all__ = [
+    "ACTIVATIONS",
+    "Activation",
+    "GELU_TANH_COEFF",
+    "SATURATED_SLOPE",
+    "TwoLayerNet",
+    "designed_two_layer_net",
+    "gelu",
+    "gelu_grad",
+    "gelu_tanh",
+    "gelu_tanh_grad",
+    "normal_cdf",
+    "normal_pdf",
+    "relu",
+    "relu_grad",
+    "saturated_from",
+    "sigmoid",
+    "sigmoid_grad",
+    "silu",
+    "silu_grad",
+    "silu_minimum",
+    "swiglu",
+    "tanh",
+    "tanh_grad",
+]

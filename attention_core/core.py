@@ -44,9 +44,7 @@ def _as_float_array(x: ArrayLike, name: str) -> FloatArray:
         arr = np.asarray(x)
     except (TypeError, ValueError) as exc:  # ragged lists etc.
         raise ValueError(f"{name} must be a numeric array: {exc}") from None
-    if arr.dtype == object or not (
-        np.issubdtype(arr.dtype, np.number) or np.issubdtype(arr.dtype, np.bool_)
-    ):
+    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or np.issubdtype(arr.dtype, np.bool_)):
         raise ValueError(f"{name} must be a numeric array, got dtype {arr.dtype}")
     if np.issubdtype(arr.dtype, np.complexfloating):
         raise ValueError(f"{name} must be real-valued, got dtype {arr.dtype}")
@@ -68,9 +66,7 @@ def _check_temperature(temperature: float) -> float:
     try:
         t = float(temperature)
     except (TypeError, ValueError):
-        raise ValueError(
-            f"temperature must be a positive finite number, got {temperature!r}"
-        ) from None
+        raise ValueError(f"temperature must be a positive finite number, got {temperature!r}") from None
     if not math.isfinite(t) or t <= 0.0:
         raise ValueError(f"temperature must be a positive finite number, got {t!r}")
     return t
@@ -87,9 +83,7 @@ def _as_mask(mask: ArrayLike, shape: tuple[int, ...]) -> NDArray[np.bool_]:
     try:
         return np.broadcast_to(m, shape)
     except ValueError:
-        raise ValueError(
-            f"mask of shape {m.shape} is not broadcastable to scores of shape {shape}"
-        ) from None
+        raise ValueError(f"mask of shape {m.shape} is not broadcastable to scores of shape {shape}") from None
 
 
 def _to_jsonable(value: Any, decimals: int | None, json_safe: bool) -> Any:
@@ -182,9 +176,7 @@ def softmax(x: ArrayLike, temperature: float = 1.0, axis: int = -1) -> FloatArra
         shifted = arr - m  # <= 0 everywhere (or -inf); inf-inf handled below
         pos_inf_row = np.isposinf(m)
         if pos_inf_row.any():
-            shifted = np.where(
-                pos_inf_row, np.where(np.isposinf(arr), 0.0, -np.inf), shifted
-            )
+            shifted = np.where(pos_inf_row, np.where(np.isposinf(arr), 0.0, -np.inf), shifted)
         e = np.exp(shifted / t)
     return e / np.sum(e, axis=axis, keepdims=True)
 
@@ -213,26 +205,19 @@ def _check_qkv(Q: ArrayLike, K: ArrayLike, V: ArrayLike) -> tuple[FloatArray, Fl
     v = _as_float_array(V, "V")
     for name, a in (("Q", q), ("K", k), ("V", v)):
         if a.ndim < 2:
-            raise ValueError(
-                f"{name} must have shape (..., L, d) with at least 2 dims, got shape {a.shape}"
-            )
+            raise ValueError(f"{name} must have shape (..., L, d) with at least 2 dims, got shape {a.shape}")
         _check_finite(a, name)
     if q.shape[-1] != k.shape[-1]:
-        raise ValueError(
-            f"Q and K must have the same last dimension d_k, got Q {q.shape} and K {k.shape}"
-        )
+        raise ValueError(f"Q and K must have the same last dimension d_k, got Q {q.shape} and K {k.shape}")
     if q.shape[-1] == 0:
         raise ValueError("d_k must be at least 1")
     if k.shape[-2] != v.shape[-2]:
-        raise ValueError(
-            f"K and V must have the same number of keys L_k, got K {k.shape} and V {v.shape}"
-        )
+        raise ValueError(f"K and V must have the same number of keys L_k, got K {k.shape} and V {v.shape}")
     try:
         np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
     except ValueError:
         raise ValueError(
-            "leading (batch/head) dimensions of Q, K, V are not broadcastable: "
-            f"Q {q.shape}, K {k.shape}, V {v.shape}"
+            f"leading (batch/head) dimensions of Q, K, V are not broadcastable: Q {q.shape}, K {k.shape}, V {v.shape}"
         ) from None
     return q, k, v
 
@@ -250,9 +235,7 @@ def _attention_steps(
     with np.errstate(over="ignore", invalid="ignore"):
         scores = q @ np.swapaxes(k, -1, -2)
     if not np.isfinite(scores).all():
-        raise ValueError(
-            "Q·Kᵀ overflowed (non-finite scores); the inputs are too large in magnitude"
-        )
+        raise ValueError("Q·Kᵀ overflowed (non-finite scores); the inputs are too large in magnitude")
     scaled = scores / math.sqrt(d_k)
     m: NDArray[np.bool_] | None = None
     if mask is None:
@@ -365,9 +348,7 @@ def attention_trace(
         for name, w in zip(("W_Q", "W_K", "W_V"), projections):
             wa = _as_float_array(w, name)
             if wa.ndim != 2 or wa.shape[0] != x.shape[-1]:
-                raise ValueError(
-                    f"{name} must have shape (d_model={x.shape[-1]}, d), got shape {wa.shape}"
-                )
+                raise ValueError(f"{name} must have shape (d_model={x.shape[-1]}, d), got shape {wa.shape}")
             _check_finite(wa, name)
             ws.append(wa)
         q, k, v = _check_qkv(x @ ws[0], x @ ws[1], x @ ws[2])
@@ -459,20 +440,13 @@ def _multi_head(
     for name, w in (("W_Q", W_Q), ("W_K", W_K), ("W_V", W_V)):
         wa = _as_float_array(w, name)
         if wa.ndim != 2 or wa.shape[0] != d_model:
-            raise ValueError(
-                f"{name} must have shape (d_model={d_model}, num_heads*d_head), got shape {wa.shape}"
-            )
+            raise ValueError(f"{name} must have shape (d_model={d_model}, num_heads*d_head), got shape {wa.shape}")
         _check_finite(wa, name)
         if wa.shape[1] % h != 0:
-            raise ValueError(
-                f"{name} width {wa.shape[1]} (d_model={d_model}) must be divisible by "
-                f"num_heads={h}"
-            )
+            raise ValueError(f"{name} width {wa.shape[1]} (d_model={d_model}) must be divisible by num_heads={h}")
         ws[name] = wa
     if ws["W_Q"].shape[1] != ws["W_K"].shape[1]:
-        raise ValueError(
-            f"W_Q and W_K must have the same width, got {ws['W_Q'].shape} and {ws['W_K'].shape}"
-        )
+        raise ValueError(f"W_Q and W_K must have the same width, got {ws['W_Q'].shape} and {ws['W_K'].shape}")
     if ws["W_Q"].shape[1] == 0:
         raise ValueError("projection width must be at least num_heads")
     q = _split_heads(x @ ws["W_Q"], h)
@@ -486,9 +460,7 @@ def _multi_head(
     else:
         wo = _as_float_array(W_O, "W_O")
         if wo.ndim != 2 or wo.shape[0] != concat.shape[-1]:
-            raise ValueError(
-                f"W_O must have shape (num_heads*d_v={concat.shape[-1]}, d_out), got shape {wo.shape}"
-            )
+            raise ValueError(f"W_O must have shape (num_heads*d_v={concat.shape[-1]}, d_out), got shape {wo.shape}")
         _check_finite(wo, "W_O")
         out = concat @ wo
     return MultiHeadTrace(

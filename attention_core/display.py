@@ -9,6 +9,7 @@ runtime's `display` (theme/js/python/course_runtime.py); the page mounts the sam
 widgets (theme/js/widgets/heatmap.js).  Anywhere else they print a plain-text table.  The weights are
 checked first: a clear ValueError names what is wrong (shape, tokens, negative or non-finite values).
 """
+
 from __future__ import annotations
 
 import json
@@ -48,8 +49,14 @@ def attention_widget(weights, tokens=None, *, title: str = "你的注意力矩�
     # 4 decimals: the heatmap shows whole percents and shades in 1 % steps; "none" only (no mask toggle)
     rows = [[round(float(x), 4) for x in row] for row in w]
     sums = [round(float(s), 4) for s in w.sum(axis=1)]
-    example = {"id": "cell", "title": str(title), "tokens": toks, "note": str(note),
-               "weights": {"none": rows}, "row_sums": {"none": sums}}
+    example = {
+        "id": "cell",
+        "title": str(title),
+        "tokens": toks,
+        "note": str(note),
+        "weights": {"none": rows},
+        "row_sums": {"none": sums},
+    }
     return {"widget": "heatmap", "data": {"mask": "none", "fixed": True, "examples": [example]}}
 
 
@@ -62,9 +69,18 @@ def row_widget(row, tokens=None, *, query: str | None = None, title: str = "一�
         raise ValueError(f"at most {MAX_TOKENS} tokens, got {r.shape[0]}")
     _check(r)
     toks = _tokens(tokens, r.shape[0])
-    return {"widget": "heatmap", "data": {"mask": "none", "fixed": True, "bars": True, "query": query,
-                                          "title": str(title), "tokens": toks,
-                                          "row": [round(float(x), 4) for x in r]}}
+    return {
+        "widget": "heatmap",
+        "data": {
+            "mask": "none",
+            "fixed": True,
+            "bars": True,
+            "query": query,
+            "title": str(title),
+            "tokens": toks,
+            "row": [round(float(x), 4) for x in r],
+        },
+    }
 
 
 def _send(spec: dict) -> None:

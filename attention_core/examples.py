@@ -112,9 +112,7 @@ class Example:
         try:
             return self.tokens.index(token)
         except ValueError:
-            raise ValueError(
-                f"{token!r} is not a token of example {self.id!r}: {list(self.tokens)}"
-            ) from None
+            raise ValueError(f"{token!r} is not a token of example {self.id!r}: {list(self.tokens)}") from None
 
     def mask(self, causal: bool | None = None) -> NDArray[np.bool_] | None:
         """The causal mask if ``causal`` (default: ``self.causal``), else ``None``."""
@@ -139,9 +137,7 @@ class Example:
         if self.X is None:
             raise ValueError(f"example {self.id!r} has no embeddings (score-only example)")
         if self.num_heads != 1:
-            raise ValueError(
-                f"example {self.id!r} has {self.num_heads} heads; use multi_head_trace()"
-            )
+            raise ValueError(f"example {self.id!r} has {self.num_heads} heads; use multi_head_trace()")
         return attention_trace(
             self.X,
             W_Q=self.W_Q,
@@ -288,22 +284,22 @@ _ANIMAL_WV = np.eye(7)[:, [2, 0, 1, 4]]
 
 #                 有生命 物体 名词 代词 动词 虚词 形容词
 _ANIMAL_COMMON = {
-    "The":     [0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0],
-    "animal":  [1.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0],
-    "didn't":  [0.0, 0.0, 0.0, 0.0, 0.5, 0.5, 0.0],
-    "cross":   [0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0],
-    "the":     [0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0],
-    "street":  [0.0, 1.0, 1.0, 0.0, 0.0, 0.0, 0.0],
+    "The": [0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0],
+    "animal": [1.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0],
+    "didn't": [0.0, 0.0, 0.0, 0.0, 0.5, 0.5, 0.0],
+    "cross": [0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0],
+    "the": [0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0],
+    "street": [0.0, 1.0, 1.0, 0.0, 0.0, 0.0, 0.0],
     "because": [0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0],
-    "was":     [0.0, 0.0, 0.0, 0.0, 0.8, 0.2, 0.0],
-    "too":     [0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0],
+    "was": [0.0, 0.0, 0.0, 0.0, 0.8, 0.2, 0.0],
+    "too": [0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0],
 }
 _ANIMAL_TIRED_EXTRA = {
-    "it":    [0.6, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0],  # context says: the referent is alive
+    "it": [0.6, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0],  # context says: the referent is alive
     "tired": [0.5, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0],  # "tired" describes living things
 }
 _ANIMAL_WIDE_EXTRA = {
-    "it":   [0.0, 0.6, 0.0, 1.0, 0.0, 0.0, 0.0],  # context says: the referent is a thing
+    "it": [0.0, 0.6, 0.0, 1.0, 0.0, 0.0, 0.0],  # context says: the referent is a thing
     "wide": [0.0, 0.5, 0.0, 0.0, 0.0, 0.0, 1.0],  # "wide" describes things/places
 }
 _ANIMAL_FEATURES = ("有生命", "物体/地点", "名词", "代词", "动词/谓语", "虚词", "性质形容词")
@@ -461,8 +457,7 @@ TEMPERATURE_SCORES = Example(
     id="temperature-scores",
     title="温度如何改变注意力分布",
     tokens=("小明", "打", "了", "小红", "因为", "生气"),
-    note="这些分数是人为设计的示意值（“他”对其他词的打分）：温度低时几乎只看小明，"
-    "温度高时注意力几乎平均分配。",
+    note="这些分数是人为设计的示意值（“他”对其他词的打分）：温度低时几乎只看小明，温度高时注意力几乎平均分配。",
     scores=[2.0, 0.6, 0.4, 1.0, 0.5, 0.8],
     query="他",
 )
@@ -494,8 +489,7 @@ _MH_SEMANTIC = [
 ]
 _MH_ANGLE = math.pi / 4
 _MH_X = [
-    [round(math.cos(i * _MH_ANGLE), 4), round(math.sin(i * _MH_ANGLE), 4), *sem]
-    for i, sem in enumerate(_MH_SEMANTIC)
+    [round(math.cos(i * _MH_ANGLE), 4), round(math.sin(i * _MH_ANGLE), 4), *sem] for i, sem in enumerate(_MH_SEMANTIC)
 ]
 _S = 3.5
 _c, _s = math.cos(_MH_ANGLE), math.sin(_MH_ANGLE)
@@ -562,6 +556,4 @@ def get_example(example_id: str) -> Example:
     try:
         return EXAMPLES[example_id]
     except (KeyError, TypeError):
-        raise KeyError(
-            f"unknown example id {example_id!r}; valid ids: {', '.join(EXAMPLES)}"
-        ) from None
+        raise KeyError(f"unknown example id {example_id!r}; valid ids: {', '.join(EXAMPLES)}") from None

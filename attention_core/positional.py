@@ -9,6 +9,7 @@ hardly at all over a sentence.  Because sin·sin + cos·cos = cos(difference), P
 it depends only on the offset p − q, never on where the pair of positions sits.  RoPE (Su et al. 2021) uses the
 same frequencies, but rotates the queries and keys by them instead of adding a vector to the input.
 """
+
 from __future__ import annotations
 
 import numpy as np

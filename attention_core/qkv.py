@@ -11,11 +11,12 @@
 
 NumPy only (this package also runs in the browser's Python).
 """
+
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -41,7 +42,7 @@ class ProjectionState:
     W_K: FloatArray
     Q: FloatArray
     K: FloatArray
-    scores: FloatArray   # (L, L): [i, j] = q_i · k_j / √d_k, how much query i wants key j
+    scores: FloatArray  # (L, L): [i, j] = q_i · k_j / √d_k, how much query i wants key j
     weights: FloatArray  # (L, L): softmax of each row
 
     def pair(self, i: int, j: int) -> tuple[float, float]:
@@ -60,8 +61,8 @@ def projection_state(X: ArrayLike, angle_q: float, scale_q: float, angle_k: floa
 @dataclass(frozen=True)
 class PcaPlane:
     coords: FloatArray  # (N, 2): each point's coordinates on the two directions
-    basis: FloatArray   # (2, d): the directions (orthonormal rows)
-    kept: float         # share of the points' total squared length the plane keeps, in [0, 1]
+    basis: FloatArray  # (2, d): the directions (orthonormal rows)
+    kept: float  # share of the points' total squared length the plane keeps, in [0, 1]
 
 
 def pca_plane(points: ArrayLike) -> PcaPlane:
@@ -74,7 +75,7 @@ def pca_plane(points: ArrayLike) -> PcaPlane:
     for row in basis:
         if row[np.argmax(np.abs(row))] < 0:
             row *= -1
-    total = float(np.sum(singular ** 2))
+    total = float(np.sum(singular**2))
     kept = float(np.sum(singular[:2] ** 2) / total) if total > 0 else 1.0
     return PcaPlane(p @ basis.T, basis, kept)
 
@@ -96,10 +97,10 @@ class ModelShape:
 
     name: str
     n_layers: int
-    n_heads: int       # query heads
-    n_kv_heads: int    # key/value heads (= n_heads without grouped-query attention)
+    n_heads: int  # query heads
+    n_kv_heads: int  # key/value heads (= n_heads without grouped-query attention)
     head_dim: int
-    source: str        # where the numbers are published
+    source: str  # where the numbers are published
 
     def bytes_per_token(self, bytes_per_value: float = 2) -> float:
         return kv_cache_bytes_per_token(self.n_layers, self.n_kv_heads, self.head_dim, bytes_per_value)
@@ -113,15 +114,29 @@ PUBLISHED_CONFIGS: tuple[ModelShape, ...] = (
     ModelShape("Llama-3-8B", 32, 32, 8, 128, "https://huggingface.co/meta-llama/Meta-Llama-3-8B/blob/main/config.json"),
 )
 
-BYTES_PER_VALUE: dict[str, float] = {"float32": 4, "float16": 2, "int8": 1}  # float16 also stands for bfloat16 (2 bytes)
+BYTES_PER_VALUE: dict[str, float] = {
+    "float32": 4,
+    "float16": 2,
+    "int8": 1,
+}  # float16 also stands for bfloat16 (2 bytes)
 
 
 def shapes_by_name(shapes: Sequence[ModelShape]) -> dict[str, ModelShape]:
     return {s.name: s for s in shapes}
 
 
-__all__ = ["BYTES_PER_VALUE", "ModelShape", "PUBLISHED_CONFIGS", "PcaPlane", "ProjectionState",
-           "kv_cache_bytes_per_token", "pca_plane", "plane_projection", "projection_state", "shapes_by_name"]
+__all__ = [
+    "BYTES_PER_VALUE",
+    "ModelShape",
+    "PUBLISHED_CONFIGS",
+    "PcaPlane",
+    "ProjectionState",
+    "kv_cache_bytes_per_token",
+    "pca_plane",
+    "plane_projection",
+    "projection_state",
+    "shapes_by_name",
+]
 
 
 # ------------------------------------------------------------------ the designed example of the widget

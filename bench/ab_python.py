@@ -5,6 +5,7 @@ noisy shared machine slows both alike.  Medians per site; the load average is pr
 
     .venv/bin/python bench/ab_python.py --runs 3 [--phone] before=/tmp/a/site after=/tmp/b/site
 """
+
 from __future__ import annotations
 
 import argparse
@@ -19,6 +20,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from site_bench import measure_python, measure_python_phone, python_context  # noqa: E402
+
 from tests.e2e.conftest import CHROMIUM_ARGS, chromium_executable, serve  # noqa: E402
 
 PAGE = "module-05-attention.html"
@@ -33,21 +35,30 @@ def main() -> int:
     args = ap.parse_args()
     sites = dict(s.split("=", 1) for s in args.sites)
     servers = {label: serve(Path(d)) for label, d in sites.items()}
-    bases = {label: {"http": f"http://127.0.0.1:{srv.server_address[1]}/", "file": Path(sites[label]).resolve().as_uri() + "/"}
-             for label, srv in servers.items()}
+    bases = {
+        label: {
+            "http": f"http://127.0.0.1:{srv.server_address[1]}/",
+            "file": Path(sites[label]).resolve().as_uri() + "/",
+        }
+        for label, srv in servers.items()
+    }
     samples: dict = {label: {} for label in sites}
     loads = []
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
         exe = chromium_executable()
-        browser = p.chromium.launch(executable_path=exe, args=CHROMIUM_ARGS) if exe else p.chromium.launch(args=CHROMIUM_ARGS)
+        browser = (
+            p.chromium.launch(executable_path=exe, args=CHROMIUM_ARGS) if exe else p.chromium.launch(args=CHROMIUM_ARGS)
+        )
         for r in range(args.runs):
             loads.append(os.getloadavg()[0])
             for label in sites:
                 for scheme, base in bases[label].items():
                     m = measure_python(lambda: python_context(p, browser, "disk"), base + PAGE, 1, Path(sites[label]))
-                    s = samples[label].setdefault(scheme, {"cold": [], "warm": [], "long_task": [], "stop_to_output": []})
+                    s = samples[label].setdefault(
+                        scheme, {"cold": [], "warm": [], "long_task": [], "stop_to_output": []}
+                    )
                     s["cold"].append(m["cold_ms"])
                     s["warm"].append(m["warm_ms"])
                     s["long_task"].append(m["long_task_max_ms"])
@@ -68,8 +79,13 @@ def main() -> int:
     print("| --- | --- | " + " | ".join("---:" for _ in cols) + " |")
     for label, by in samples.items():
         for scheme, s in by.items():
-            print(f"| {label} | {scheme} | " + " | ".join(
-                f"{med(s[c]):.0f} ms" if c in ("long_task",) else f"{med(s[c]) / 1000:.2f} s" for c in cols) + " |")
+            print(
+                f"| {label} | {scheme} | "
+                + " | ".join(
+                    f"{med(s[c]):.0f} ms" if c in ("long_task",) else f"{med(s[c]) / 1000:.2f} s" for c in cols
+                )
+                + " |"
+            )
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps({"loads": loads, "samples": samples}, indent=1), "utf-8")
     return 0

@@ -24,6 +24,7 @@ loaded without a click (everything, Python runtime included). Writes bench/out/s
 
     .venv/bin/python bench/site_bench.py --phone [--runs 3] [--no-build --site DIR]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -44,14 +45,14 @@ sys.path.insert(0, str(ROOT))
 from tests.e2e.conftest import CHROMIUM_ARGS, chromium_executable, serve  # noqa: E402
 
 BUDGETS = {
-    "first_view_kb": 300,          # excluding Pyodide
-    "widget_ready_ms": 100,        # after DOMContentLoaded
+    "first_view_kb": 300,  # excluding Pyodide
+    "widget_ready_ms": 100,  # after DOMContentLoaded
     "cls": 0.0,
-    "python_long_task_ms": 50,     # no main-thread task longer than this while Python loads
-    "first_output_cold_s": 4.0,    # http
-    "first_output_warm_s": 1.5,    # http
+    "python_long_task_ms": 50,  # no main-thread task longer than this while Python loads
+    "first_output_cold_s": 4.0,  # http
+    "first_output_warm_s": 1.5,  # http
     "file_vs_http": 1.5,
-    "first_figure_cold_s": 4.0,    # http, a matplotlib cell (issue 15)
+    "first_figure_cold_s": 4.0,  # http, a matplotlib cell (issue 15)
     "first_figure_warm_s": 2.0,
 }
 
@@ -188,8 +189,13 @@ def python_context(playwright, browser, profile: str):
     user_dir = tempfile.mkdtemp(prefix="bench-profile-")
     exe = chromium_executable()
     context = playwright.chromium.launch_persistent_context(
-        user_dir, **({"executable_path": exe} if exe else {}), args=CHROMIUM_ARGS,
-        viewport={"width": 1280, "height": 800}, locale="zh-CN", service_workers="block")
+        user_dir,
+        **({"executable_path": exe} if exe else {}),
+        args=CHROMIUM_ARGS,
+        viewport={"width": 1280, "height": 800},
+        locale="zh-CN",
+        service_workers="block",
+    )
     page = context.pages[0] if context.pages else context.new_page()
     page.add_init_script(INIT_SCRIPT)
     return context, page, lambda: shutil.rmtree(user_dir, ignore_errors=True)
@@ -208,8 +214,10 @@ def measure_python(new_context, url: str, runs: int, site: Path) -> dict:
         if first_run_bytes is None:
             first_run_bytes = traffic.summary(start).get("python", {"raw": 0, "gzip": 0, "files": 0})
         # "while Python loads": tasks that start between the click and the first output
-        tasks = page.evaluate("([t0, t1]) => window.__bench.longTasks.filter(([s]) => s >= t0 && s < t1).map(([, d]) => d)",
-                              [res["t0"], res["t0"] + res["ms"]])
+        tasks = page.evaluate(
+            "([t0, t1]) => window.__bench.longTasks.filter(([s]) => s >= t0 && s < t1).map(([, d]) => d)",
+            [res["t0"], res["t0"] + res["ms"]],
+        )
         long_task_max.append(max(tasks, default=0.0))
         # Warm: same profile (HTTP cache, V8 compiled-wasm cache), new page — after leaving the first one, as
         # a reader navigating on does (an open first page would keep booting its standby worker meanwhile).
@@ -236,10 +244,15 @@ def measure_python(new_context, url: str, runs: int, site: Path) -> dict:
         context.close()
         cleanup()
     med = statistics.median
-    return {"first_run_bytes": first_run_bytes, "cold_ms": med(cold), "warm_ms": med(warm),
-            "stop_ready_ms": med(stop_ready), "stop_to_output_ms": med(stop_output),
-            "long_task_max_ms": max(long_task_max),
-            "samples": {"cold": cold, "warm": warm, "stop_to_output": stop_output, "long_task_max": long_task_max}}
+    return {
+        "first_run_bytes": first_run_bytes,
+        "cold_ms": med(cold),
+        "warm_ms": med(warm),
+        "stop_ready_ms": med(stop_ready),
+        "stop_to_output_ms": med(stop_output),
+        "long_task_max_ms": max(long_task_max),
+        "samples": {"cold": cold, "warm": warm, "stop_to_output": stop_output, "long_task_max": long_task_max},
+    }
 
 
 # Clicks the index-th cell's 运行 and resolves with ms until a figure from the reader's run (blob: <img>) has
@@ -285,6 +298,7 @@ async (index) => {
 def figure_cell(site: Path) -> tuple[str, int] | None:
     """(page, index of its first cell that imports matplotlib), or None."""
     import re
+
     for p in sorted(site.glob("*.html")):
         cells = re.findall(r'<div class="code-cell".*?<pre class="cell-source".*?</pre>', p.read_text("utf-8"), re.S)
         for i, c in enumerate(cells):
@@ -316,11 +330,20 @@ def measure_figure(new_context, url: str, index: int, runs: int) -> dict:
     med = statistics.median
 
     def median_phases(samples: list[dict]) -> dict:
-        return {k: med(p[k] for p in samples if p.get(k) is not None) if any(p.get(k) is not None for p in samples)
-                else None for k in ("ready", "packs", "pyplot", "cell")}
-    return {"cold_ms": med(cold), "warm_ms": med(warm), "matplotlib_bytes": extra,
-            "phases_ms": {k: median_phases(v) for k, v in phases.items()},
-            "samples": {"cold": cold, "warm": warm, "phases": phases}}
+        return {
+            k: med(p[k] for p in samples if p.get(k) is not None)
+            if any(p.get(k) is not None for p in samples)
+            else None
+            for k in ("ready", "packs", "pyplot", "cell")
+        }
+
+    return {
+        "cold_ms": med(cold),
+        "warm_ms": med(warm),
+        "matplotlib_bytes": extra,
+        "phases_ms": {k: median_phases(v) for k, v in phases.items()},
+        "samples": {"cold": cold, "warm": warm, "phases": phases},
+    }
 
 
 PHONE_VIEWPORT = {"width": 390, "height": 844}
@@ -340,8 +363,15 @@ def measure_python_phone(playwright, url: str, runs: int) -> dict:
     for _ in range(runs):
         user_dir = tempfile.mkdtemp(prefix="bench-phone-")
         context = playwright.chromium.launch_persistent_context(
-            user_dir, **({"executable_path": exe} if exe else {}), args=CHROMIUM_ARGS, viewport=PHONE_VIEWPORT,
-            is_mobile=True, has_touch=True, locale="zh-CN", service_workers="block")
+            user_dir,
+            **({"executable_path": exe} if exe else {}),
+            args=CHROMIUM_ARGS,
+            viewport=PHONE_VIEWPORT,
+            is_mobile=True,
+            has_touch=True,
+            locale="zh-CN",
+            service_workers="block",
+        )
         try:
             page = context.pages[0] if context.pages else context.new_page()
             page.add_init_script(INIT_SCRIPT)
@@ -359,8 +389,13 @@ def measure_python_phone(playwright, url: str, runs: int) -> dict:
             context.close()
             shutil.rmtree(user_dir, ignore_errors=True)
     med = statistics.median
-    return {"cold_ms": med(cold), "warm_ms": med(warm), "samples": {"cold": cold, "warm": warm},
-            "viewport": PHONE_VIEWPORT, "cpu_slowdown": PHONE_CPU_SLOWDOWN}
+    return {
+        "cold_ms": med(cold),
+        "warm_ms": med(warm),
+        "samples": {"cold": cold, "warm": warm},
+        "viewport": PHONE_VIEWPORT,
+        "cpu_slowdown": PHONE_CPU_SLOWDOWN,
+    }
 
 
 def offline_weight(site: Path) -> dict:
@@ -392,8 +427,7 @@ def median_load(browser, url: str, runs: int, site: Path) -> dict:
     }
 
 
-PHONE = {"viewport": {"width": 390, "height": 844}, "device_scale_factor": 1, "cpu_slowdown": 4,
-         "after_load_ms": 5000}
+PHONE = {"viewport": {"width": 390, "height": 844}, "device_scale_factor": 1, "cpu_slowdown": 4, "after_load_ms": 5000}
 PHONE_BUDGETS = {"tbt_ms": 200, "long_task_max_ms": 150, "lcp_ms": 2500, "cls": 0.0, "first_view_kb": 300}
 
 # Installed before any page script (so the HTML parser's own tasks are seen): long tasks, LCP and layout shifts.
@@ -424,16 +458,31 @@ def main_thread_tasks(trace: bytes, url: str) -> tuple[list[tuple[float, float, 
     and the load event's time on the same clock.  Every top-level task counts — parsing, style, layout and
     paint included (the Long Tasks API does not report the rendering steps, which are most of the work here)."""
     events = json.loads(trace)["traceEvents"]
-    pid = next((e["pid"] for e in events if e.get("name") == "ParseHTML"
-                and e.get("args", {}).get("beginData", {}).get("url", "").split("#")[0] == url), None)
+    pid = next(
+        (
+            e["pid"]
+            for e in events
+            if e.get("name") == "ParseHTML"
+            and e.get("args", {}).get("beginData", {}).get("url", "").split("#")[0] == url
+        ),
+        None,
+    )
     if pid is None:
         return [], None
-    tid = next(e["tid"] for e in events if e.get("name") == "thread_name" and e["pid"] == pid
-               and e["args"].get("name") == "CrRendererMain")
+    tid = next(
+        e["tid"]
+        for e in events
+        if e.get("name") == "thread_name" and e["pid"] == pid and e["args"].get("name") == "CrRendererMain"
+    )
     # the top-level task event is "RunTask" in older Chromium, "ThreadControllerImpl::RunTask" in newer ones
-    nested = sorted((e["ts"] / 1000, e["dur"] / 1000, e.get("tdur", e["dur"]) / 1000) for e in events
-                    if e["pid"] == pid and e["tid"] == tid and e.get("ph") == "X"
-                    and e.get("name") in ("RunTask", "ThreadControllerImpl::RunTask"))
+    nested = sorted(
+        (e["ts"] / 1000, e["dur"] / 1000, e.get("tdur", e["dur"]) / 1000)
+        for e in events
+        if e["pid"] == pid
+        and e["tid"] == tid
+        and e.get("ph") == "X"
+        and e.get("name") in ("RunTask", "ThreadControllerImpl::RunTask")
+    )
     tasks: list[tuple[float, float, float]] = []
     for start, dur, cpu in nested:  # keep the outermost ones (a nested run loop runs tasks inside a task)
         if tasks and start < tasks[-1][0] + tasks[-1][1]:
@@ -441,11 +490,17 @@ def main_thread_tasks(trace: bytes, url: str) -> tuple[list[tuple[float, float, 
         tasks.append((start, dur, cpu))
     # from the navigation: the task that starts parsing this page's HTML (the renderer's own start-up before it
     # is not the page's)
-    parse = min(e["ts"] / 1000 for e in events if e.get("name") == "ParseHTML" and e["pid"] == pid
-                and e.get("args", {}).get("beginData", {}).get("url", "").split("#")[0] == url)
+    parse = min(
+        e["ts"] / 1000
+        for e in events
+        if e.get("name") == "ParseHTML"
+        and e["pid"] == pid
+        and e.get("args", {}).get("beginData", {}).get("url", "").split("#")[0] == url
+    )
     tasks = [t for t in tasks if t[0] + t[1] > parse]
-    loads = sorted(e["ts"] / 1000 for e in events if e["pid"] == pid and e.get("name") == "MarkLoad"
-                   and e["ts"] / 1000 > parse)
+    loads = sorted(
+        e["ts"] / 1000 for e in events if e["pid"] == pid and e.get("name") == "MarkLoad" and e["ts"] / 1000 > parse
+    )
     if not tasks:
         return [], None
     t0 = tasks[0][0]
@@ -453,8 +508,14 @@ def main_thread_tasks(trace: bytes, url: str) -> tuple[list[tuple[float, float, 
 
 
 def measure_phone(browser, url: str, site: Path) -> dict:
-    context = browser.new_context(viewport=PHONE["viewport"], device_scale_factor=PHONE["device_scale_factor"],
-                                  is_mobile=True, has_touch=True, locale="zh-CN", service_workers="block")
+    context = browser.new_context(
+        viewport=PHONE["viewport"],
+        device_scale_factor=PHONE["device_scale_factor"],
+        is_mobile=True,
+        has_touch=True,
+        locale="zh-CN",
+        service_workers="block",
+    )
     page = context.new_page()
     page.add_init_script(PHONE_INIT_SCRIPT)
     requests: list[tuple[str, str]] = []
@@ -465,7 +526,8 @@ def measure_phone(browser, url: str, site: Path) -> dict:
     browser.start_tracing(page=page, categories=TRACE_CATEGORIES)
     page.goto(url, wait_until="load")
     page.wait_for_timeout(PHONE["after_load_ms"])
-    m = page.evaluate("""(after) => {
+    m = page.evaluate(
+        """(after) => {
       const nav = performance.getEntriesByType('navigation')[0];
       const end = nav.loadEventEnd + after;
       const tasks = window.__phone.longTasks.filter(([s]) => s < end);
@@ -473,7 +535,9 @@ def measure_phone(browser, url: str, site: Path) -> dict:
               api_tbt: tasks.reduce((sum, [, d]) => sum + Math.max(0, d - 50), 0),
               api_longest: tasks.reduce((max, [, d]) => Math.max(max, d), 0),
               dom: document.getElementsByTagName('*').length};
-    }""", PHONE["after_load_ms"])
+    }""",
+        PHONE["after_load_ms"],
+    )
     trace = browser.stop_tracing()
     tasks, load = main_thread_tasks(trace, url)
     end = (load if load is not None else max((t[0] for t in tasks), default=0)) + PHONE["after_load_ms"]
@@ -500,25 +564,50 @@ def median_phone(browser, url: str, runs: int, site: Path) -> dict:
     by_kind = samples[0]["bytes"]
     first_view = sum(v["raw"] for k, v in by_kind.items() if k != "font")
     return {
-        "tbt_ms": med(s["tbt"] for s in samples), "long_task_max_ms": med(s["longest"] for s in samples),
+        "tbt_ms": med(s["tbt"] for s in samples),
+        "long_task_max_ms": med(s["longest"] for s in samples),
         "long_task_max_ms_worst": max(s["longest"] for s in samples),
-        "lcp_ms": med(s["lcp"] or 0 for s in samples), "cls": max(s["cls"] for s in samples),
-        "dom_elements": samples[0]["dom"], "load_ms": med(s["load"] for s in samples),
-        "first_view_raw": first_view, "fonts_raw": by_kind.get("font", {}).get("raw", 0), "bytes": by_kind,
-        "cpu_tbt_ms": med(s["cpu_tbt"] for s in samples), "cpu_longest_ms": med(s["cpu_longest"] for s in samples),
-        "samples": [{k: s[k] for k in ("tbt", "longest", "cpu_tbt", "cpu_longest", "lcp", "cls", "tasks", "load",
-                                       "api_tbt", "api_longest")}
-                    for s in samples],
+        "lcp_ms": med(s["lcp"] or 0 for s in samples),
+        "cls": max(s["cls"] for s in samples),
+        "dom_elements": samples[0]["dom"],
+        "load_ms": med(s["load"] for s in samples),
+        "first_view_raw": first_view,
+        "fonts_raw": by_kind.get("font", {}).get("raw", 0),
+        "bytes": by_kind,
+        "cpu_tbt_ms": med(s["cpu_tbt"] for s in samples),
+        "cpu_longest_ms": med(s["cpu_longest"] for s in samples),
+        "samples": [
+            {
+                k: s[k]
+                for k in (
+                    "tbt",
+                    "longest",
+                    "cpu_tbt",
+                    "cpu_longest",
+                    "lcp",
+                    "cls",
+                    "tasks",
+                    "load",
+                    "api_tbt",
+                    "api_longest",
+                )
+            }
+            for s in samples
+        ],
     }
 
 
 def phone_table(report: dict) -> str:
-    lines = ["| page | TBT ms | longest task ms (worst) | CPU-time TBT / longest ms | LCP ms | CLS (max) | DOM elements | first view KiB raw (HTML+CSS+JS+Python, no fonts) | fonts KiB |",
-             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    lines = [
+        "| page | TBT ms | longest task ms (worst) | CPU-time TBT / longest ms | LCP ms | CLS (max) | DOM elements | first view KiB raw (HTML+CSS+JS+Python, no fonts) | fonts KiB |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
     for name, m in report["pages"].items():
-        lines.append(f"| {name} | {m['tbt_ms']:.0f} | {m['long_task_max_ms']:.0f} ({m['long_task_max_ms_worst']:.0f}) | "
-                     f"{m['cpu_tbt_ms']:.0f} / {m['cpu_longest_ms']:.0f} | "
-                     f"{m['lcp_ms']:.0f} | {m['cls']:.4f} | {m['dom_elements']} | {kb(m['first_view_raw'])} | {kb(m['fonts_raw'])} |")
+        lines.append(
+            f"| {name} | {m['tbt_ms']:.0f} | {m['long_task_max_ms']:.0f} ({m['long_task_max_ms_worst']:.0f}) | "
+            f"{m['cpu_tbt_ms']:.0f} / {m['cpu_longest_ms']:.0f} | "
+            f"{m['lcp_ms']:.0f} | {m['cls']:.4f} | {m['dom_elements']} | {kb(m['first_view_raw'])} | {kb(m['fonts_raw'])} |"
+        )
     return "\n".join(lines)
 
 
@@ -537,15 +626,22 @@ def main() -> int:
     ap.add_argument("--no-build", action="store_true", help="measure an existing --site instead of building")
     ap.add_argument("--site", type=Path, default=None)
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "out" / "site_bench.json")
-    ap.add_argument("--python-profile", choices=("disk", "incognito"), default="disk",
-                    help="browser profile for the Python measurements (see python_context)")
+    ap.add_argument(
+        "--python-profile",
+        choices=("disk", "incognito"),
+        default="disk",
+        help="browser profile for the Python measurements (see python_context)",
+    )
     ap.add_argument("--python-only", action="store_true", help="skip the page-load measurements")
     ap.add_argument("--pages-only", action="store_true", help="skip the Python measurements")
     ap.add_argument("--figure-only", action="store_true", help="only click → first matplotlib figure (http)")
     ap.add_argument("--phone", action="store_true", help="the phone profile (4x CPU slowdown, 390x844) instead")
     ap.add_argument("--page", action="append", default=None, help="with --phone: only this page (repeatable)")
-    ap.add_argument("--python-phone", action="store_true",
-                    help="also measure the Python cells under the phone profile (390×844, CPU 4× slower)")
+    ap.add_argument(
+        "--python-phone",
+        action="store_true",
+        help="also measure the Python cells under the phone profile (390×844, CPU 4× slower)",
+    )
     args = ap.parse_args()
     if args.phone and args.out == ap.get_default("out"):
         args.out = ROOT / "bench" / "out" / "site_bench_phone.json"
@@ -558,6 +654,7 @@ def main() -> int:
     else:
         from builder.model import BuildOptions
         from builder.pipeline import build_site
+
         tmp = Path(tempfile.mkdtemp(prefix="site-bench-"))
         site = tmp / "site"
         started = time.perf_counter()
@@ -570,78 +667,125 @@ def main() -> int:
     if args.phone:
         return run_phone(args, site, server, tmp)
     bases = {"http": f"http://127.0.0.1:{server.server_address[1]}/", "file": site.as_uri() + "/"}
-    report: dict = {"runs": args.runs, "budgets": BUDGETS, "pages": {}, "python": {},
-                    "machine": {"cores": os.cpu_count(), "loadavg_start": os.getloadavg()},
-                    "python_profile": args.python_profile, "when": time.strftime("%Y-%m-%d %H:%M:%S")}
+    report: dict = {
+        "runs": args.runs,
+        "budgets": BUDGETS,
+        "pages": {},
+        "python": {},
+        "machine": {"cores": os.cpu_count(), "loadavg_start": os.getloadavg()},
+        "python_profile": args.python_profile,
+        "when": time.strftime("%Y-%m-%d %H:%M:%S"),
+    }
     with sync_playwright() as p:
         exe = chromium_executable()
-        browser = p.chromium.launch(executable_path=exe, args=CHROMIUM_ARGS) if exe else p.chromium.launch(args=CHROMIUM_ARGS)
+        browser = (
+            p.chromium.launch(executable_path=exe, args=CHROMIUM_ARGS) if exe else p.chromium.launch(args=CHROMIUM_ARGS)
+        )
         fig = figure_cell(site)
         if fig and not args.pages_only:
-            report["figure"] = {"page": fig[0], "cell": fig[1], **measure_figure(
-                lambda: python_context(p, browser, args.python_profile), bases["http"] + fig[0], fig[1], args.runs)}
+            report["figure"] = {
+                "page": fig[0],
+                "cell": fig[1],
+                **measure_figure(
+                    lambda: python_context(p, browser, args.python_profile), bases["http"] + fig[0], fig[1], args.runs
+                ),
+            }
         if args.figure_only:
             args.python_only = True
             cell_page = None
-        for name in ([] if args.python_only else pages):
+        for name in [] if args.python_only else pages:
             for scheme, base in bases.items():
                 report["pages"].setdefault(name, {})[scheme] = median_load(browser, base + name, args.runs, site)
         if cell_page and not args.pages_only:
             for scheme, base in bases.items():
                 report["python"][scheme] = measure_python(
-                    lambda: python_context(p, browser, args.python_profile), base + cell_page, args.runs, site)
+                    lambda: python_context(p, browser, args.python_profile), base + cell_page, args.runs, site
+                )
             report["python"]["page"] = cell_page
             if args.python_phone:
-                report["python_phone"] = {scheme: measure_python_phone(p, base + cell_page, args.runs)
-                                          for scheme, base in bases.items()}
+                report["python_phone"] = {
+                    scheme: measure_python_phone(p, base + cell_page, args.runs) for scheme, base in bases.items()
+                }
         browser.close()
     server.shutdown()
     report["machine"]["loadavg_end"] = os.getloadavg()
     report["weight"] = offline_weight(site)
 
-    lines = ["| page | via | first view KB raw / gzip (excl. Pyodide) | fonts KB | DCL ms | widget ready ms after DCL | CLS | long tasks (max ms) |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    lines = [
+        "| page | via | first view KB raw / gzip (excl. Pyodide) | fonts KB | DCL ms | widget ready ms after DCL | CLS | long tasks (max ms) |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
     for name, by in report["pages"].items():
         for scheme, m in by.items():
             raw, gz = first_view(m["bytes"])
             font = m["bytes"].get("font", {}).get("raw", 0)
             ready = "—" if m["widget_ready_ms"] is None else f"{m['widget_ready_ms']:.1f}"
-            lines.append(f"| {name} | {scheme} | {kb(raw)} / {kb(gz)} | {kb(font)} | {m['dcl_ms']:.0f} | {ready} | "
-                         f"{m['cls']:.4f} | {m['long_tasks']} ({m['long_task_max_ms']:.0f}) |")
+            lines.append(
+                f"| {name} | {scheme} | {kb(raw)} / {kb(gz)} | {kb(font)} | {m['dcl_ms']:.0f} | {ready} | "
+                f"{m['cls']:.4f} | {m['long_tasks']} ({m['long_task_max_ms']:.0f}) |"
+            )
     if report["python"]:
         load = report["machine"]
-        lines += ["", f"Python cells ({report['python']['page']}), medians of {args.runs}, {report['python_profile']} "
-                      f"profile, load avg {load['loadavg_start'][0]:.1f} → {load['loadavg_end'][0]:.1f}:", "",
-                  "| via | bytes on first Run (raw / gzip) | click → first output cold | warm | longest task while loading | 停止 → ready | 停止 → print(1+1) |",
-                  "| --- | --- | --- | --- | --- | --- | --- |"]
+        lines += [
+            "",
+            f"Python cells ({report['python']['page']}), medians of {args.runs}, {report['python_profile']} "
+            f"profile, load avg {load['loadavg_start'][0]:.1f} → {load['loadavg_end'][0]:.1f}:",
+            "",
+            "| via | bytes on first Run (raw / gzip) | click → first output cold | warm | longest task while loading | 停止 → ready | 停止 → print(1+1) |",
+            "| --- | --- | --- | --- | --- | --- | --- |",
+        ]
         for scheme in ("http", "file"):
             m = report["python"][scheme]
             b = m["first_run_bytes"]
-            lines.append(f"| {scheme} | {b['raw'] / 1e6:.1f} MB / {b['gzip'] / 1e6:.1f} MB | {m['cold_ms'] / 1000:.2f} s | "
-                         f"{m['warm_ms'] / 1000:.2f} s | {m['long_task_max_ms']:.0f} ms | {m['stop_ready_ms']:.0f} ms | "
-                         f"{m['stop_to_output_ms']:.0f} ms |")
+            lines.append(
+                f"| {scheme} | {b['raw'] / 1e6:.1f} MB / {b['gzip'] / 1e6:.1f} MB | {m['cold_ms'] / 1000:.2f} s | "
+                f"{m['warm_ms'] / 1000:.2f} s | {m['long_task_max_ms']:.0f} ms | {m['stop_ready_ms']:.0f} ms | "
+                f"{m['stop_to_output_ms']:.0f} ms |"
+            )
     if report.get("figure"):
         f = report["figure"]
-        lines += ["", f"matplotlib ({f['page']}, cell {f['cell']}, http), medians of {args.runs}: extra bytes "
-                      f"{f['matplotlib_bytes'] / 1e6:.2f} MB; click → first figure cold {f['cold_ms'] / 1000:.2f} s "
-                      f"(budget {BUDGETS['first_figure_cold_s']} s), warm {f['warm_ms'] / 1000:.2f} s "
-                      f"(budget {BUDGETS['first_figure_warm_s']} s)"]
+        lines += [
+            "",
+            f"matplotlib ({f['page']}, cell {f['cell']}, http), medians of {args.runs}: extra bytes "
+            f"{f['matplotlib_bytes'] / 1e6:.2f} MB; click → first figure cold {f['cold_ms'] / 1000:.2f} s "
+            f"(budget {BUDGETS['first_figure_cold_s']} s), warm {f['warm_ms'] / 1000:.2f} s "
+            f"(budget {BUDGETS['first_figure_warm_s']} s)",
+        ]
         for kind in ("cold", "warm"):
             ph = f["phases_ms"][kind]
-            lines.append(f"  {kind}, ms after the click: " + ", ".join(
-                f"{name} {ph[key]:.0f}" for key, name in (("ready", "Python ready"), ("packs", "packs installed"),
-                                                          ("pyplot", "pyplot imported"), ("cell", "cell done"))
-                if ph[key] is not None))
+            lines.append(
+                f"  {kind}, ms after the click: "
+                + ", ".join(
+                    f"{name} {ph[key]:.0f}"
+                    for key, name in (
+                        ("ready", "Python ready"),
+                        ("packs", "packs installed"),
+                        ("pyplot", "pyplot imported"),
+                        ("cell", "cell done"),
+                    )
+                    if ph[key] is not None
+                )
+            )
     if report.get("python_phone"):
-        lines += ["", f"Python cells under the phone profile ({PHONE_VIEWPORT['width']}×{PHONE_VIEWPORT['height']}, "
-                      f"CPU {PHONE_CPU_SLOWDOWN}× slower), medians of {args.runs}:", "",
-                  "| via | click → first output cold | warm |", "| --- | --- | --- |"]
+        lines += [
+            "",
+            f"Python cells under the phone profile ({PHONE_VIEWPORT['width']}×{PHONE_VIEWPORT['height']}, "
+            f"CPU {PHONE_CPU_SLOWDOWN}× slower), medians of {args.runs}:",
+            "",
+            "| via | click → first output cold | warm |",
+            "| --- | --- | --- |",
+        ]
         for scheme, m in report["python_phone"].items():
             lines.append(f"| {scheme} | {m['cold_ms'] / 1000:.2f} s | {m['warm_ms'] / 1000:.2f} s |")
     w = report["weight"]
-    lines += ["", "| offline weight | MB |", "| --- | --- |",
-              f"| site/ | {w['site_bytes'] / 1e6:.1f} |", f"| site/assets/python/ | {w['python_bytes'] / 1e6:.1f} |",
-              f"| offline package (make zip) | {w['zip_bytes'] / 1e6:.1f} |"]
+    lines += [
+        "",
+        "| offline weight | MB |",
+        "| --- | --- |",
+        f"| site/ | {w['site_bytes'] / 1e6:.1f} |",
+        f"| site/assets/python/ | {w['python_bytes'] / 1e6:.1f} |",
+        f"| offline package (make zip) | {w['zip_bytes'] / 1e6:.1f} |",
+    ]
     table = "\n".join(lines)
     print(table)
     report["table"] = table
@@ -657,12 +801,19 @@ def run_phone(args, site: Path, server, tmp) -> int:
     from playwright.sync_api import sync_playwright
 
     base = f"http://127.0.0.1:{server.server_address[1]}/"
-    report: dict = {"runs": args.runs, "profile": PHONE, "budgets": PHONE_BUDGETS, "pages": {},
-                    "machine": {"cores": os.cpu_count(), "loadavg_start": os.getloadavg()},
-                    "when": time.strftime("%Y-%m-%d %H:%M:%S")}
+    report: dict = {
+        "runs": args.runs,
+        "profile": PHONE,
+        "budgets": PHONE_BUDGETS,
+        "pages": {},
+        "machine": {"cores": os.cpu_count(), "loadavg_start": os.getloadavg()},
+        "when": time.strftime("%Y-%m-%d %H:%M:%S"),
+    }
     with sync_playwright() as p:
         exe = chromium_executable()
-        browser = p.chromium.launch(executable_path=exe, args=CHROMIUM_ARGS) if exe else p.chromium.launch(args=CHROMIUM_ARGS)
+        browser = (
+            p.chromium.launch(executable_path=exe, args=CHROMIUM_ARGS) if exe else p.chromium.launch(args=CHROMIUM_ARGS)
+        )
         for name in args.page or phone_pages(site):
             report["pages"][name] = median_phone(browser, base + name, args.runs, site)
             print(f"{name}: done", file=sys.stderr)
@@ -670,8 +821,10 @@ def run_phone(args, site: Path, server, tmp) -> int:
     server.shutdown()
     report["machine"]["loadavg_end"] = os.getloadavg()
     load = report["machine"]
-    table = (f"Phone profile, medians of {args.runs}, load avg {load['loadavg_start'][0]:.1f} → "
-             f"{load['loadavg_end'][0]:.1f}:\n\n" + phone_table(report))
+    table = (
+        f"Phone profile, medians of {args.runs}, load avg {load['loadavg_start'][0]:.1f} → "
+        f"{load['loadavg_end'][0]:.1f}:\n\n" + phone_table(report)
+    )
     print(table)
     report["table"] = table
     args.out.parent.mkdir(parents=True, exist_ok=True)

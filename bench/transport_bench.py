@@ -7,6 +7,7 @@ the payload, and inflating its Zstandard frame (npm zstddec, theme/js/python/zst
 
     .venv/bin/python bench/transport_bench.py [--site site] [--runs 3]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -70,7 +71,7 @@ def main() -> int:
     args = ap.parse_args()
     site = args.site.resolve()
     text = (site / "assets" / "python" / "runtime-index.js").read_text("utf-8")
-    index = json.loads(text[text.index(".index=") + len(".index="):].rstrip().rstrip(";"))
+    index = json.loads(text[text.index(".index=") + len(".index=") :].rstrip().rstrip(";"))
     # one origin serving the theme's modules and the built site side by side
     root = Path(__import__("tempfile").mkdtemp(prefix="transport-bench-"))
     (root / "theme").symlink_to(ROOT / "theme")
@@ -78,8 +79,11 @@ def main() -> int:
     (root / "node_modules").symlink_to(ROOT / "node_modules")
     # the theme's modules import the decoder by its npm name (esbuild resolves it when it bundles them)
     imports = {"imports": {"zstddec": "/node_modules/zstddec/dist/zstddec.mjs"}}
-    (root / "index.html").write_text("<!doctype html><meta charset=utf-8><title>transport</title>"
-                                     f"<script type=importmap>{json.dumps(imports)}</script><p>x", "utf-8")
+    (root / "index.html").write_text(
+        "<!doctype html><meta charset=utf-8><title>transport</title>"
+        f"<script type=importmap>{json.dumps(imports)}</script><p>x",
+        "utf-8",
+    )
     server = serve(root)
     base = f"http://127.0.0.1:{server.server_address[1]}/"
     from playwright.sync_api import sync_playwright
@@ -87,7 +91,9 @@ def main() -> int:
     results: dict = {}
     with sync_playwright() as p:
         exe = chromium_executable()
-        browser = p.chromium.launch(executable_path=exe, args=CHROMIUM_ARGS) if exe else p.chromium.launch(args=CHROMIUM_ARGS)
+        browser = (
+            p.chromium.launch(executable_path=exe, args=CHROMIUM_ARGS) if exe else p.chromium.launch(args=CHROMIUM_ARGS)
+        )
         for rate in (1, 4):
             for mode in ("http", "file"):
                 samples = []
@@ -101,7 +107,8 @@ def main() -> int:
                     context.close()
                 results[f"{mode} cpu×{rate}"] = {
                     name: {k: statistics.median(s[name][k] for s in samples) for k in samples[0][name]}
-                    for name in samples[0]}
+                    for name in samples[0]
+                }
         browser.close()
     server.shutdown()
     print("| run | asset | payload MB | → MB | decode ms | sha256 ms | inflate ms |")
@@ -109,8 +116,10 @@ def main() -> int:
     for run, per in results.items():
         tot = {k: sum(v[k] for v in per.values()) for k in ("payloadMB", "bytesMB", "decodeMs", "hashMs", "inflateMs")}
         for name, v in list(per.items()) + [("all", tot)]:
-            print(f"| {run} | {name} | {v['payloadMB']:.2f} | {v['bytesMB']:.2f} | {v['decodeMs']:.0f} | "
-                  f"{v['hashMs']:.0f} | {v['inflateMs']:.0f} |")
+            print(
+                f"| {run} | {name} | {v['payloadMB']:.2f} | {v['bytesMB']:.2f} | {v['decodeMs']:.0f} | "
+                f"{v['hashMs']:.0f} | {v['inflateMs']:.0f} |"
+            )
     out = ROOT / "bench" / "out" / "transport_bench.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(results, indent=2), "utf-8")

@@ -6,6 +6,7 @@ into wrapper scripts (builder/runtime/wrappers.py), added to a copy of the site 
 
     .venv/bin/python bench/weight_bench.py [--site site] [--wheels DIR/*.whl]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -46,8 +47,12 @@ def with_wheels(site: Path, wheels: list[Path]) -> dict:
             for i, chunk in enumerate(wrapper_chunks(name, payload)):
                 (py / wrapper_name(name, i)).write_bytes(chunk)
                 added += len(chunk)
-        return {**weight(copy), "wheels": [w.name for w in wheels], "added_bytes": added,
-                "wheel_bytes": sum(w.stat().st_size for w in wheels)}
+        return {
+            **weight(copy),
+            "wheels": [w.name for w in wheels],
+            "added_bytes": added,
+            "wheel_bytes": sum(w.stat().st_size for w in wheels),
+        }
 
 
 def main() -> int:

@@ -3,12 +3,13 @@
 Every URL handed to templates carries a short content hash (`site.css?v=1a2b3c4d`) so browsers and
 GitHub Pages caches never serve a stale file after a rebuild.
 """
+
 from __future__ import annotations
 
 import hashlib
 import itertools
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Callable, Iterable
 
 from .bundle import BundleError, bundle_front_end
 from .errors import AssetError
@@ -37,7 +38,11 @@ def theme_css(minified: dict[str, str]) -> dict[str, bytes]:
     base.css first, then the theme's other stylesheets in name order, each minified — a page's bundle is the
     full list less the optional sheets it does not need, so the cascade order is the same on every page."""
     kinds = {name: text for name, text in minified.items() if name.startswith(WIDGET_CSS_DIR)}
-    ordered = dict(sorted(((n, t) for n, t in minified.items() if n not in kinds), key=lambda item: (item[0] != "base.css", item[0])))
+    ordered = dict(
+        sorted(
+            ((n, t) for n, t in minified.items() if n not in kinds), key=lambda item: (item[0] != "base.css", item[0])
+        )
+    )
     optional = [name for name in ordered if name in OPTIONAL_CSS]
     bundles = {}
     for k in range(len(optional) + 1):
@@ -60,10 +65,17 @@ def widget_css_asset(stylesheet: str) -> str:
 def build_assets(options: BuildOptions) -> dict[str, bytes]:
     """Every asset but the Python runtime's large files: the theme's scripts and stylesheets (one esbuild run,
     builder/bundle.py), KaTeX's files, the theme's static files, the editor's NumPy completions."""
-    css_files = sorted((options.theme_dir / "css").glob("*.css")) + sorted((options.theme_dir / "css" / "widgets").glob("*.css"))
+    css_files = sorted((options.theme_dir / "css").glob("*.css")) + sorted(
+        (options.theme_dir / "css" / "widgets").glob("*.css")
+    )
     try:
-        files, minified = bundle_front_end(options.root, options.theme_dir, widgets=sorted(all_widgets()),
-                                           python_runtime=options.python_runtime, css_files=css_files)
+        files, minified = bundle_front_end(
+            options.root,
+            options.theme_dir,
+            widgets=sorted(all_widgets()),
+            python_runtime=options.python_runtime,
+            css_files=css_files,
+        )
     except BundleError as exc:
         raise AssetError("theme/js", str(exc)) from exc
     files.update(theme_css(minified))
@@ -81,7 +93,7 @@ def asset_urls(files: dict[str, bytes]) -> dict[str, str]:
     urls = {}
     for rel, data in files.items():
         if rel.startswith("assets/") and rel.count("/") == 1:
-            urls[rel[len("assets/"):]] = f"{rel}?v={short_hash(data)}"
+            urls[rel[len("assets/") :]] = f"{rel}?v={short_hash(data)}"
         elif rel == "assets/katex/katex.min.css":
             urls["katex.css"] = f"{rel}?v={short_hash(data)}"
         elif rel == "assets/python/python-runtime.js":
@@ -103,10 +115,12 @@ def output_writers(options: BuildOptions, pages: list[Page]) -> list[Callable[[P
         # python-runtime.js itself is already in the output (build_assets bundled it to hash its URL)
         cache_dir = options.cache_dir or options.root / ".cache"
         runtime_warmup.wait()  # a warm-up making these very entries (pipeline.start_runtime_warmup)
-        prepare_python_runtime(out / "assets" / "python", cache_dir=cache_dir, pyodide_dir=options.pyodide_dir,
-                               project_root=options.root)
-        runtime_warmup.remember(cache_dir=cache_dir, project_root=options.root, pyodide_dir=options.pyodide_dir,
-                                site_runtime=True)
+        prepare_python_runtime(
+            out / "assets" / "python", cache_dir=cache_dir, pyodide_dir=options.pyodide_dir, project_root=options.root
+        )
+        runtime_warmup.remember(
+            cache_dir=cache_dir, project_root=options.root, pyodide_dir=options.pyodide_dir, site_runtime=True
+        )
 
     write_runtime.reuse_dir = "assets/python"  # type: ignore[attr-defined]  # hard-link the previous runtime
     return [write_runtime]

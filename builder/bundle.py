@@ -7,6 +7,7 @@ widget kind → assets/widget-<name>.js (made by bundle.mjs from the widget regi
 runtime, theme/js/python-runtime.js → assets/python/python-runtime.js. The output is deterministic for the same
 inputs (no timestamps, no absolute paths).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -39,7 +40,7 @@ def browser_data_prefix(part: str, key: str) -> str:
 
 
 def browser_data_script(part: str, key: str, json_text: str) -> bytes:
-    return f"{browser_data_prefix(part, key)}{json_text};\n".encode("utf-8")
+    return f"{browser_data_prefix(part, key)}{json_text};\n".encode()
 
 
 def widget_data_script(kind: str, part: str, json_text: str) -> tuple[dict[str, str], dict[str, bytes]]:
@@ -62,33 +63,66 @@ def _run(root: Path, spec: dict) -> dict:
         raise BundleError(f"{'node' if node is None else esbuild} not found: run `npm ci` (or `make site`) first")
     with tempfile.TemporaryDirectory(prefix="bundle-") as tmp:
         spec_file = Path(tmp) / "spec.json"
-        spec_file.write_text(json.dumps({**spec, "esbuild": str(esbuild), "nodeModules": str(root / "node_modules"),
-                                         "outdir": str(Path(tmp) / "out")}), "utf-8")
-        proc = subprocess.run([node, str(PROGRAM), str(spec_file)], cwd=root, capture_output=True, text=True,
-                              env={**os.environ, "NO_COLOR": "1"})
+        spec_file.write_text(
+            json.dumps(
+                {
+                    **spec,
+                    "esbuild": str(esbuild),
+                    "nodeModules": str(root / "node_modules"),
+                    "outdir": str(Path(tmp) / "out"),
+                }
+            ),
+            "utf-8",
+        )
+        proc = subprocess.run(
+            [node, str(PROGRAM), str(spec_file)],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            env={**os.environ, "NO_COLOR": "1"},
+        )
     if proc.returncode != 0:
         raise BundleError(f"esbuild failed:\n{proc.stderr.strip()}")
     return json.loads(proc.stdout)
 
 
-def bundle_front_end(root: Path, theme_dir: Path, *, widgets: list[str], python_runtime: bool,
-                     css_files: list[Path] = (), page_scripts: bool = True,
-                     minify: bool = True) -> tuple[dict[str, bytes], dict[str, str]]:
+def bundle_front_end(
+    root: Path,
+    theme_dir: Path,
+    *,
+    widgets: list[str],
+    python_runtime: bool,
+    css_files: list[Path] = (),
+    page_scripts: bool = True,
+    minify: bool = True,
+) -> tuple[dict[str, bytes], dict[str, str]]:
     """({"assets/site.js": bytes, …, "assets/widget-<name>.js": …, "assets/python/python-runtime.js": …},
     {stylesheet name: minified text}) from one esbuild run. `page_scripts=False` leaves out the top-level
     theme/js/*.js entries (a runtime bundled on its own)."""
     js_dir = theme_dir / "js"
-    entries: list[dict] = [{"out": p.stem, "path": str(p)} for p in sorted(js_dir.glob("*.js"))
-                           if page_scripts and p.name != PYTHON_RUNTIME_ENTRY]
+    entries: list[dict] = [
+        {"out": p.stem, "path": str(p)}
+        for p in sorted(js_dir.glob("*.js"))
+        if page_scripts and p.name != PYTHON_RUNTIME_ENTRY
+    ]
     entries += [{"out": f"widget-{name}", "widget": name} for name in widgets]
     if python_runtime:
         entries.append({"out": "python/python-runtime", "path": str(js_dir / PYTHON_RUNTIME_ENTRY)})
-    result = _run(root, {"entries": entries, "css": [str(p) for p in css_files], "minify": minify,
-                         "widgetsDir": str(js_dir / "widgets")})
+    result = _run(
+        root,
+        {
+            "entries": entries,
+            "css": [str(p) for p in css_files],
+            "minify": minify,
+            "widgetsDir": str(js_dir / "widgets"),
+        },
+    )
     scripts = {f"assets/{name}": text.encode("utf-8") for name, text in sorted(result["files"].items())}
     css_dir = theme_dir / "css"  # keys: "base.css", …, "widgets/qkv.css" (a kind's own sheet)
-    css = {(Path(path).relative_to(css_dir).as_posix() if Path(path).is_relative_to(css_dir) else Path(path).name): text
-           for path, text in result["css"].items()}
+    css = {
+        (Path(path).relative_to(css_dir).as_posix() if Path(path).is_relative_to(css_dir) else Path(path).name): text
+        for path, text in result["css"].items()
+    }
     return scripts, css
 
 

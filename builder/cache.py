@@ -5,6 +5,7 @@ a changed input is simply a different key. Entries live in `<cache_dir>/build.sq
 processes) and, for a long-lived process such as the authoring server, also in memory.
 Values are pickles written and read only by this build (never data from elsewhere).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -13,9 +14,10 @@ import pickle
 import sqlite3
 import threading
 import time
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, TypeVar
+from typing import Any, TypeVar
 
 SCHEMA = 1
 _memory: dict[str, Any] = {}  # key → value, for this process (the server reuses it between rebuilds)
@@ -86,8 +88,9 @@ class BuildCache:
         if self.db is not None and missing:
             for i in range(0, len(missing), 500):
                 chunk = missing[i : i + 500]
-                rows = self.db.execute(f"SELECT key, value FROM entry WHERE key IN ({','.join('?' * len(chunk))})",
-                                       chunk).fetchall()
+                rows = self.db.execute(
+                    f"SELECT key, value FROM entry WHERE key IN ({','.join('?' * len(chunk))})", chunk
+                ).fetchall()
                 for key, blob in rows:
                     try:
                         found[key] = _remember(key, pickle.loads(blob))
@@ -103,8 +106,10 @@ class BuildCache:
             _remember(key, value)
         if self.db is not None and items:
             with self.db:
-                self.db.executemany("INSERT OR REPLACE INTO entry VALUES (?, ?)",
-                                    [(k, pickle.dumps(v, protocol=pickle.HIGHEST_PROTOCOL)) for k, v in items.items()])
+                self.db.executemany(
+                    "INSERT OR REPLACE INTO entry VALUES (?, ?)",
+                    [(k, pickle.dumps(v, protocol=pickle.HIGHEST_PROTOCOL)) for k, v in items.items()],
+                )
 
     def put(self, key: str, value: Any) -> None:
         self.put_many({key: value})
@@ -112,7 +117,7 @@ class BuildCache:
     def close(self) -> None:
         self.db = None  # the connection stays open for the process's next build (see connection())
 
-    def __enter__(self) -> "BuildCache":
+    def __enter__(self) -> BuildCache:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -137,8 +142,9 @@ def _set_wal(db: sqlite3.Connection, attempts: int = 300) -> None:
             time.sleep(0.1)
 
 
-def connection(path: Path, create_sql: str = "CREATE TABLE IF NOT EXISTS entry (key TEXT PRIMARY KEY, value BLOB NOT NULL)"
-                ) -> sqlite3.Connection:
+def connection(
+    path: Path, create_sql: str = "CREATE TABLE IF NOT EXISTS entry (key TEXT PRIMARY KEY, value BLOB NOT NULL)"
+) -> sqlite3.Connection:
     """One connection per cache file per process, kept open: closing the last connection checkpoints the
     write-ahead log with an fsync (~50 ms), which a rebuild in the authoring server would pay every time.
     Builds in one process never overlap (the server builds one at a time), so the connection may be used
@@ -188,8 +194,14 @@ def file_lock(path: Path) -> Iterator[None]:
             fcntl.flock(f, fcntl.LOCK_UN)
 
 
-def cached(store: BuildCache, key: str, compute: Callable[[], T], *, keep: Callable[[T], bool] = lambda value: True,
-           lock: Path | None = None) -> T:
+def cached(
+    store: BuildCache,
+    key: str,
+    compute: Callable[[], T],
+    *,
+    keep: Callable[[T], bool] = lambda value: True,
+    lock: Path | None = None,
+) -> T:
     """The value stored under `key`, else `compute()` — stored unless `keep(value)` says not to (e.g. a result
     produced together with new problems). The one "look it up, else compute and store" of the build: every
     stage that caches does it through here, keyed by a digest() of all its inputs. With `lock` (a file), processes

@@ -1,4 +1,5 @@
 """Stage: check links — checks that need the whole site: internal links and anchors."""
+
 from __future__ import annotations
 
 from urllib.parse import unquote
@@ -24,8 +25,12 @@ def check_links(pages: list[Page], planned_slugs: set[str], problems: Problems) 
                 dest = by_file[target]
             elif target.endswith(".html") and target[:-5] in planned_slugs:
                 if anchor:
-                    problems.add(Code.LINK, page.source.rel, line,
-                                 f"link '{href}': '{target}' is a planned page (即将推出); it has no anchors yet")
+                    problems.add(
+                        Code.LINK,
+                        page.source.rel,
+                        line,
+                        f"link '{href}': '{target}' is a planned page (即将推出); it has no anchors yet",
+                    )
                 continue
             else:
                 hint = ""
@@ -34,6 +39,10 @@ def check_links(pages: list[Page], planned_slugs: set[str], problems: Problems) 
                 problems.add(Code.LINK, page.source.rel, line, f"broken link '{href}': no page '{target}'{hint}")
                 continue
             if anchor and anchor not in dest.facts.anchors:
-                problems.add(Code.LINK, page.source.rel, line,
-                             f"broken link '{href}': {dest.source.url} has no anchor '#{anchor}'")
+                problems.add(
+                    Code.LINK,
+                    page.source.rel,
+                    line,
+                    f"broken link '{href}': {dest.source.url} has no anchor '#{anchor}'",
+                )
     return checked

@@ -1,4 +1,5 @@
 """Command line: `python build.py [--out DIR] [--content DIR] [--zip] [--serve] …`."""
+
 from __future__ import annotations
 
 import argparse
@@ -15,15 +16,25 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--content", type=Path, default=DEFAULT_ROOT / "content", help="content folder (default: content/)")
     p.add_argument("--theme", type=Path, default=DEFAULT_ROOT / "theme", help="theme folder (default: theme/)")
     p.add_argument("--out", type=Path, default=DEFAULT_ROOT / "site", help="output folder (default: site/)")
-    p.add_argument("--cache-dir", type=Path, default=DEFAULT_ROOT / ".cache", help="persistent cache (default: .cache/)")
+    p.add_argument(
+        "--cache-dir", type=Path, default=DEFAULT_ROOT / ".cache", help="persistent cache (default: .cache/)"
+    )
     p.add_argument("--no-cache", action="store_true", help="do not read or write the persistent cache")
-    p.add_argument("--pyodide-dir", type=Path, default=None,
-                   help="use a local official Pyodide 0.27.7 distribution instead of node_modules/pyodide")
+    p.add_argument(
+        "--pyodide-dir",
+        type=Path,
+        default=None,
+        help="use a local official Pyodide 0.27.7 distribution instead of node_modules/pyodide",
+    )
     p.add_argument("--no-python", action="store_true", help="skip copying the Python runtime (code cells will not run)")
     p.add_argument("--jobs", type=int, default=None, help="worker processes for rendering pages (default: all cores)")
-    p.add_argument("--zip", action="store_true", help="after building, write the offline package dist/attention-course.zip")
+    p.add_argument(
+        "--zip", action="store_true", help="after building, write the offline package dist/attention-course.zip"
+    )
     p.add_argument("--dist", type=Path, default=DEFAULT_ROOT / "dist", help="folder for --zip (default: dist/)")
-    p.add_argument("--serve", action="store_true", help="build, serve on 127.0.0.1, rebuild and reload pages on every change")
+    p.add_argument(
+        "--serve", action="store_true", help="build, serve on 127.0.0.1, rebuild and reload pages on every change"
+    )
     p.add_argument("--port", type=int, default=8000, help="port for --serve (default: 8000)")
     return p.parse_args(argv)
 

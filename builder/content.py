@@ -2,14 +2,16 @@
 
 Front matter is validated against a declared schema; each problem names `file:line` of the offending key.
 """
+
 from __future__ import annotations
 
 import copy
 import dataclasses
 import errno
 import re
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import yaml
 
@@ -217,7 +219,13 @@ def _parse_page(path: Path, root: Path, text: str, problems: Problems) -> Source
         return None
     data, lines = parsed
     ok = validate_mapping(
-        data, lines, FRONT_MATTER_SCHEMA, rel=rel, default_line=1, code=Code.FRONT_MATTER, problems=problems,
+        data,
+        lines,
+        FRONT_MATTER_SCHEMA,
+        rel=rel,
+        default_line=1,
+        code=Code.FRONT_MATTER,
+        problems=problems,
         what="front-matter",
     )
     if "title" not in data:
@@ -231,7 +239,12 @@ def _parse_page(path: Path, root: Path, text: str, problems: Problems) -> Source
     meta.setdefault("tags", [])
     meta["_lines"] = lines
     if not _is_slug(meta["slug"]):
-        problems.add(Code.FRONT_MATTER, rel, 1, f"file name gives slug '{meta['slug']}': set `slug:` to lowercase letters, digits and '-'")
+        problems.add(
+            Code.FRONT_MATTER,
+            rel,
+            1,
+            f"file name gives slug '{meta['slug']}': set `slug:` to lowercase letters, digits and '-'",
+        )
         return None
     return SourcePage(path=path, rel=rel, meta=meta, body=body, body_line=body_line)
 
@@ -259,19 +272,35 @@ def load_glossary(content_dir: Path, root: Path, problems: Problems) -> list[Glo
     seen: dict[str, int] = {}
     for entry, item in zip(data, node.value):
         line = item.start_mark.line + 1
-        if not isinstance(entry, dict) or set(entry) - set(GLOSSARY_KEYS) or not isinstance(entry.get("term"), str) \
-                or not isinstance(entry.get("definition"), str) \
-                or not all(isinstance(x, str) for x in entry.get("synonyms") or []):
-            problems.add(Code.GLOSSARY, rel, line, f"an entry has the keys {', '.join(GLOSSARY_KEYS)} (term and "
-                                                   "definition text, synonyms a list of words)")
+        if (
+            not isinstance(entry, dict)
+            or set(entry) - set(GLOSSARY_KEYS)
+            or not isinstance(entry.get("term"), str)
+            or not isinstance(entry.get("definition"), str)
+            or not all(isinstance(x, str) for x in entry.get("synonyms") or [])
+        ):
+            problems.add(
+                Code.GLOSSARY,
+                rel,
+                line,
+                f"an entry has the keys {', '.join(GLOSSARY_KEYS)} (term and "
+                "definition text, synonyms a list of words)",
+            )
             continue
         words = [entry["term"], *(entry.get("synonyms") or [])]
         for word in words:
             if word in seen:
                 problems.add(Code.GLOSSARY, rel, line, f"'{word}' is already in the glossary (line {seen[word]})")
             seen[word] = line
-        terms.append(GlossaryTerm(entry["term"], tuple(entry.get("synonyms") or ()), str(entry.get("english") or ""),
-                                  entry["definition"], line))
+        terms.append(
+            GlossaryTerm(
+                entry["term"],
+                tuple(entry.get("synonyms") or ()),
+                str(entry.get("english") or ""),
+                entry["definition"],
+                line,
+            )
+        )
     return terms
 
 
@@ -282,7 +311,9 @@ def load_site(content_dir: Path, root: Path, problems: Problems) -> SiteSource:
     before_site = len(problems)
     series, title, planned = "", "", []
     if not site_file.exists():
-        problems.add(Code.SITE_CONFIG, site_rel, None, "missing: content/site.yml holds `series:`, `title:` and `planned:`")
+        problems.add(
+            Code.SITE_CONFIG, site_rel, None, "missing: content/site.yml holds `series:`, `title:` and `planned:`"
+        )
     else:
         parsed = _yaml_mapping(site_file.read_text(encoding="utf-8"), site_rel, 0, problems)
         if parsed is not None:
@@ -290,25 +321,57 @@ def load_site(content_dir: Path, root: Path, problems: Problems) -> SiteSource:
             schema = {
                 "series": (_is_str, "a non-empty string"),
                 "title": (_is_str, "a non-empty string"),
-                "planned": (lambda v: isinstance(v, list) and all(isinstance(x, dict) for x in v), "a list of mappings"),
+                "planned": (
+                    lambda v: isinstance(v, list) and all(isinstance(x, dict) for x in v),
+                    "a list of mappings",
+                ),
             }
-            if validate_mapping(data, lines, schema, rel=site_rel, default_line=1, code=Code.SITE_CONFIG,
-                                problems=problems, what="site.yml"):
+            if validate_mapping(
+                data,
+                lines,
+                schema,
+                rel=site_rel,
+                default_line=1,
+                code=Code.SITE_CONFIG,
+                problems=problems,
+                what="site.yml",
+            ):
                 series = data.get("series", "")
                 title = data.get("title", series)
                 base_line = lines.get("planned", 1)
                 for i, entry in enumerate(data.get("planned") or []):
                     line = base_line + i + 1
-                    if validate_mapping(entry, {}, PLANNED_SCHEMA, rel=site_rel, default_line=line,
-                                        code=Code.SITE_CONFIG, problems=problems, what="planned-page"):
+                    if validate_mapping(
+                        entry,
+                        {},
+                        PLANNED_SCHEMA,
+                        rel=site_rel,
+                        default_line=line,
+                        code=Code.SITE_CONFIG,
+                        problems=problems,
+                        what="planned-page",
+                    ):
                         if "slug" not in entry or "title" not in entry:
                             problems.add(Code.SITE_CONFIG, site_rel, line, "a planned page needs `slug` and `title`")
                             continue
-                        planned.append(PlannedPage(entry["slug"], entry["title"], entry.get("kind", "explainer"),
-                                                   entry.get("module"), entry.get("summary")))
+                        planned.append(
+                            PlannedPage(
+                                entry["slug"],
+                                entry["title"],
+                                entry.get("kind", "explainer"),
+                                entry.get("module"),
+                                entry.get("summary"),
+                            )
+                        )
     site_failed = len(problems) > before_site
-    site = SiteSource(root=root, content_dir=content_dir, series=series, title=title, planned=planned,
-                      glossary=load_glossary(content_dir, root, problems))
+    site = SiteSource(
+        root=root,
+        content_dir=content_dir,
+        series=series,
+        title=title,
+        planned=planned,
+        glossary=load_glossary(content_dir, root, problems),
+    )
     unloaded: set[str] = set()  # slugs of pages that failed to load: reported once, not again as dead prev/next
     for path in sorted(content_dir.glob("*.md")):
         page = load_page(path, root, problems)
@@ -321,19 +384,35 @@ def load_site(content_dir: Path, root: Path, problems: Problems) -> SiteSource:
     for page in site.pages:
         if page.slug in seen:
             line = page.meta["_lines"].get("slug", 1)
-            problems.add(Code.DUPLICATE_SLUG, page.rel, line, f"slug '{page.slug}' is already used by {seen[page.slug]}")
+            problems.add(
+                Code.DUPLICATE_SLUG, page.rel, line, f"slug '{page.slug}' is already used by {seen[page.slug]}"
+            )
         else:
             seen[page.slug] = page.rel
     for plan in site.planned:
         if plan.slug in seen:
-            problems.add(Code.DUPLICATE_SLUG, site_rel, None, f"planned slug '{plan.slug}' is already a page ({seen[plan.slug]}): remove it from `planned`")
+            problems.add(
+                Code.DUPLICATE_SLUG,
+                site_rel,
+                None,
+                f"planned slug '{plan.slug}' is already a page ({seen[plan.slug]}): remove it from `planned`",
+            )
     for page in site.pages:
         for key in ("prev", "next"):
             target = page.meta.get(key)
             # a target that is a page which failed to load, or maybe a planned page of a broken site.yml, is
             # not a second problem: the root cause is already reported
-            if target and target not in seen and site.planned_page(target) is None and target not in unloaded \
-                    and not site_failed:
-                problems.add(Code.NAV, page.rel, page.meta["_lines"].get(key, 1),
-                             f"{key}: '{target}' is neither a page nor a planned page in content/site.yml")
+            if (
+                target
+                and target not in seen
+                and site.planned_page(target) is None
+                and target not in unloaded
+                and not site_failed
+            ):
+                problems.add(
+                    Code.NAV,
+                    page.rel,
+                    page.meta["_lines"].get(key, 1),
+                    f"{key}: '{target}' is neither a page nor a planned page in content/site.yml",
+                )
     return site

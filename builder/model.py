@@ -6,6 +6,7 @@
 Nothing here imports a stage: types live below the stages that use them (import-linter enforces it,
 pyproject.toml). A `Page` complains when its HTML is read before the render stage has filled it.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -44,7 +45,7 @@ class BuildOptions:
                 object.__setattr__(self, name, self.root / default)
 
     @classmethod
-    def with_defaults(cls, root: Path = DEFAULT_ROOT, **kwargs: Any) -> "BuildOptions":
+    def with_defaults(cls, root: Path = DEFAULT_ROOT, **kwargs: Any) -> BuildOptions:
         """Options as the command line gives them: the persistent cache in <root>/.cache unless told otherwise."""
         kwargs.setdefault("cache_dir", root / ".cache")
         return cls(root=root, **kwargs)
@@ -141,19 +142,28 @@ class CellOutput:
     seconds: float = 0.0
 
     def to_json(self) -> dict:
-        return {"chunks": [list(c) for c in self.chunks], "repr": self.repr, "error": self.error,
-                "truncated": self.truncated, "seconds": self.seconds}
+        return {
+            "chunks": [list(c) for c in self.chunks],
+            "repr": self.repr,
+            "error": self.error,
+            "truncated": self.truncated,
+            "seconds": self.seconds,
+        }
 
     @classmethod
-    def from_json(cls, data: dict) -> "CellOutput":
-        return cls(chunks=[(s, t) for s, t in data.get("chunks", [])], repr=data.get("repr"),
-                   error=data.get("error"), truncated=bool(data.get("truncated")),
-                   seconds=float(data.get("seconds", 0.0)))
+    def from_json(cls, data: dict) -> CellOutput:
+        return cls(
+            chunks=[(s, t) for s, t in data.get("chunks", [])],
+            repr=data.get("repr"),
+            error=data.get("error"),
+            truncated=bool(data.get("truncated")),
+            seconds=float(data.get("seconds", 0.0)),
+        )
 
 
 @dataclass
 class Cell:
-    token: "Token"
+    token: Token
     id: str
     code: str
     code_offset: int  # lines from the fence line to the first line of code (1 + number of option lines)
@@ -209,7 +219,9 @@ class PageFacts:
     extra_ids: set[str] = field(default_factory=set)  # anchors that are not headings: widgets, quizzes, cells
     links: list[Link] = field(default_factory=list)
     formulas: list[tuple[Formula, int]] = field(default_factory=list)  # (formula, 0-based body line)
-    features: set[str] = field(default_factory=set)  # "cells", "quiz", "widgets", "widget-<name>", "css-widgets-<sheet>"
+    features: set[str] = field(
+        default_factory=set
+    )  # "cells", "quiz", "widgets", "widget-<name>", "css-widgets-<sheet>"
     quiz_ids: list[str] = field(default_factory=list)
     images: dict[str, str] = field(default_factory=dict)  # output file ("assets/images/x-1a2b3c4d5e.png") → source file
     search_sections: list[SearchSection] | None = None  # None for the index page (not searched)
@@ -257,7 +269,7 @@ class Page:
 
     source: SourcePage
     facts: PageFacts
-    tokens: list["Token"] = field(default_factory=list)
+    tokens: list[Token] = field(default_factory=list)
     context: ParseContext | None = None  # while the body stages run; dropped afterwards
     html: str | None = None
     key: str = ""
@@ -284,5 +296,7 @@ class BuildResult:
     warnings: list[Problem] = field(default_factory=list)  # printed by the CLI; they never fail a build
 
     def summary(self) -> str:
-        return (f"built {self.pages} pages, {self.formulas} formulas ({self.formulas_rendered} typeset, rest cached) "
-                f"in {self.seconds:.2f} s → {self.out_dir}")
+        return (
+            f"built {self.pages} pages, {self.formulas} formulas ({self.formulas_rendered} typeset, rest cached) "
+            f"in {self.seconds:.2f} s → {self.out_dir}"
+        )

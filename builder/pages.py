@@ -3,14 +3,16 @@
 All links between pages are relative file names (`qkv-explained.html`), so the site works under any
 GitHub Pages sub-path and straight from disk.
 """
+
 from __future__ import annotations
 
 import base64
 import hashlib
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import jinja2
 
@@ -24,9 +26,11 @@ LATIN_WORD_RE = re.compile(r"[A-Za-z]+")
 TAG_RE = re.compile(r"<[^>]+>")
 CSP_PLACEHOLDER = "\ue000csp\ue000"
 INLINE_SCRIPT_RE = re.compile(r"<script>(.*?)</script>", re.S)  # the templates' own inline scripts (no attributes)
-CSP = ("default-src 'self'; script-src 'self' blob: 'wasm-unsafe-eval' {hashes}; style-src 'self' 'unsafe-inline'; "
-       "img-src 'self' data: blob:; font-src 'self' data:; connect-src 'self' blob: data:; worker-src 'self' blob:; "
-       "object-src 'none'; frame-src 'none'; base-uri 'none'; form-action 'none'")
+CSP = (
+    "default-src 'self'; script-src 'self' blob: 'wasm-unsafe-eval' {hashes}; style-src 'self' 'unsafe-inline'; "
+    "img-src 'self' data: blob:; font-src 'self' data:; connect-src 'self' blob: data:; worker-src 'self' blob:; "
+    "object-src 'none'; frame-src 'none'; base-uri 'none'; form-action 'none'"
+)
 """The Content-Security-Policy of every page: only the site's own files ('self'); for the Python runtime, blob:
 scripts and workers (its files, verified against their sha256, run from blob: URLs) and WebAssembly; and the templates' inline scripts by their sha256 (no 'unsafe-inline' script). Inline
 styles stay allowed: KaTeX's layout is `style=""` attributes, and fetches from CSS are held by img-src/font-src."""
@@ -35,8 +39,12 @@ styles stay allowed: KaTeX's layout is `style=""` attributes, and fetches from C
 def with_csp(html: str) -> str:
     """Fill the template's CSP placeholder, hashing every inline script the template wrote (the page body, put in
     later, has none: raw HTML cannot contain scripts, builder/markdown/raw_html.py, and data blocks are JSON)."""
-    hashes = sorted({"'sha256-" + base64.b64encode(hashlib.sha256(code.encode("utf-8")).digest()).decode() + "'"
-                     for code in INLINE_SCRIPT_RE.findall(html)})
+    hashes = sorted(
+        {
+            "'sha256-" + base64.b64encode(hashlib.sha256(code.encode("utf-8")).digest()).decode() + "'"
+            for code in INLINE_SCRIPT_RE.findall(html)
+        }
+    )
     return html.replace(CSP_PLACEHOLDER, CSP.format(hashes=" ".join(hashes)).replace("  ", " "), 1)
 
 
@@ -83,8 +91,16 @@ def nav_items(site: SiteSource, pages: list[Page]) -> dict[str, NavItem]:
     items: dict[str, NavItem] = {}
     for page in pages:
         m = page.source.meta
-        items[page.source.slug] = NavItem(page.source.slug, m["title"], m["kind"], m.get("module"), m.get("summary"),
-                                          page.source.url, page_minutes(page), tuple(m.get("tags", [])))
+        items[page.source.slug] = NavItem(
+            page.source.slug,
+            m["title"],
+            m["kind"],
+            m.get("module"),
+            m.get("summary"),
+            page.source.url,
+            page_minutes(page),
+            tuple(m.get("tags", [])),
+        )
     for plan in site.planned:
         items[plan.slug] = NavItem(plan.slug, plan.title, plan.kind, plan.module, plan.summary, None)
     return items
@@ -100,8 +116,11 @@ def course_outline(items: dict[str, NavItem]) -> dict[str, list[NavItem]]:
 def course_entries(outline: dict[str, list[NavItem]], pages: list[Page]) -> list[dict[str, Any]]:
     """Written pages in course order (modules by number, then explainers) with each page's quiz ids."""
     quizzes = {p.source.slug: list(p.facts.quiz_ids) for p in pages}
-    return [{"slug": i.slug, "url": i.url, "title": i.title, "quizzes": quizzes.get(i.slug, [])}
-            for i in outline["modules"] + outline["explainers"] if not i.planned]
+    return [
+        {"slug": i.slug, "url": i.url, "title": i.title, "quizzes": quizzes.get(i.slug, [])}
+        for i in outline["modules"] + outline["explainers"]
+        if not i.planned
+    ]
 
 
 def course_data_json(entries: list[dict[str, Any]]) -> str:
@@ -155,8 +174,14 @@ SEARCH_INDEX_PLACEHOLDER = "\ufdd0search-index-url\ufdd0"
 BODY_PLACEHOLDER = "\ufdd0page-body<\ufdd0"
 
 
-def render_pages(site: SiteSource, pages: list[Page], options: BuildOptions, problems: Problems,
-                 asset_urls: dict[str, str], store: cachestore.BuildCache | None = None) -> dict[str, bytes]:
+def render_pages(
+    site: SiteSource,
+    pages: list[Page],
+    options: BuildOptions,
+    problems: Problems,
+    asset_urls: dict[str, str],
+    store: cachestore.BuildCache | None = None,
+) -> dict[str, bytes]:
     """{"<slug>.html": bytes} for every page.
 
     With `store`, each page's HTML is cached under the hash of everything its template context holds: the
@@ -174,8 +199,9 @@ def render_pages(site: SiteSource, pages: list[Page], options: BuildOptions, pro
     context_assets = dict(asset_urls)
     if search_url is not None:
         context_assets[SEARCH_INDEX_ASSET] = SEARCH_INDEX_PLACEHOLDER
-    shared_key = cachestore.digest("html", templates_digest, site.series, site.title,
-                                   json.dumps(context_assets, sort_keys=True))
+    shared_key = cachestore.digest(
+        "html", templates_digest, site.series, site.title, json.dumps(context_assets, sort_keys=True)
+    )
     is_index = {page.source.slug: page.source.meta["kind"] == "index" for page in pages}
 
     def course_data_of(page: Page) -> str:
@@ -190,8 +216,15 @@ def render_pages(site: SiteSource, pages: list[Page], options: BuildOptions, pro
         slug, meta = page.source.slug, page.source.meta
         # Only the index shows the whole outline; other pages depend on their own and prev/next items.
         site_wide = repr(outline) if is_index[slug] else ""
-        return cachestore.digest(shared_key, page.key, repr(items[slug]), course_data_of(page), site_wide,
-                                 repr(items.get(meta.get("prev", ""))), repr(items.get(meta.get("next", ""))))
+        return cachestore.digest(
+            shared_key,
+            page.key,
+            repr(items[slug]),
+            course_data_of(page),
+            site_wide,
+            repr(items.get(meta.get("prev", ""))),
+            repr(items.get(meta.get("next", ""))),
+        )
 
     keys = [html_key(page) for page in pages]
     cached = store.get_many([k for k in keys if k is not None]) if store is not None else {}
@@ -202,11 +235,30 @@ def render_pages(site: SiteSource, pages: list[Page], options: BuildOptions, pro
         html = cached.get(key) if key is not None else None
         if html is None:
             preloads = preload_fonts(page)
-            html = render_page(env, site, page, items, outline, course_data_of(page), context_assets, problems,
-                               content=BODY_PLACEHOLDER, font_preloads=preloads)
+            html = render_page(
+                env,
+                site,
+                page,
+                items,
+                outline,
+                course_data_of(page),
+                context_assets,
+                problems,
+                content=BODY_PLACEHOLDER,
+                font_preloads=preloads,
+            )
             if html is not None and BODY_PLACEHOLDER not in html:
-                html = render_page(env, site, page, items, outline, course_data_of(page), context_assets, problems,
-                                   font_preloads=preloads)
+                html = render_page(
+                    env,
+                    site,
+                    page,
+                    items,
+                    outline,
+                    course_data_of(page),
+                    context_assets,
+                    problems,
+                    font_preloads=preloads,
+                )
             if html is None:
                 continue
             if key is not None:
@@ -223,22 +275,29 @@ def render_pages(site: SiteSource, pages: list[Page], options: BuildOptions, pro
 NOT_FOUND_PAGE = "404.html"
 
 
-def render_not_found(env: jinja2.Environment, site: SiteSource, entries: list[dict[str, Any]], favicon: str,
-                     problems: Problems) -> bytes:
+def render_not_found(
+    env: jinja2.Environment, site: SiteSource, entries: list[dict[str, Any]], favicon: str, problems: Problems
+) -> bytes:
     """404.html for GitHub Pages: self-contained (inline style), links to the index, the search and every page;
     its script rewrites the links from the site's root, since the page is served at any depth."""
     try:
-        html = with_csp(env.get_template("404.html").render(site={"series": site.series, "title": site.title},
-                                                            pages=[e for e in entries if e.get("url")], favicon=favicon,
-                                                            csp=CSP_PLACEHOLDER))
+        html = with_csp(
+            env.get_template("404.html").render(
+                site={"series": site.series, "title": site.title},
+                pages=[e for e in entries if e.get("url")],
+                favicon=favicon,
+                csp=CSP_PLACEHOLDER,
+            )
+        )
     except jinja2.TemplateError as exc:
         problems.add(Code.TEMPLATE, "theme/templates/404.html", getattr(exc, "lineno", None), str(exc))
         return b""
     return html.encode("utf-8")
 
 
-def font_preloads_for(options: BuildOptions, pages: list[Page],
-                      asset_urls: dict[str, str]) -> Callable[[Page], list[str]]:
+def font_preloads_for(
+    options: BuildOptions, pages: list[Page], asset_urls: dict[str, str]
+) -> Callable[[Page], list[str]]:
     """page → URLs of the KaTeX fonts its formulas draw (builder/katex/fonts.py), for the pages about to be rendered.
     A function of the body, the formulas' HTML, KaTeX's stylesheet and builder/, all in the page's cache key."""
     formulas = {f for page in pages for f, _ in page.facts.formulas}
@@ -246,7 +305,9 @@ def font_preloads_for(options: BuildOptions, pages: list[Page],
         return lambda page: []
     cache = katex.MathCache(options.cache_dir / "katex.sqlite" if options.cache_dir else None)
     try:
-        html, _, _ = katex.render_all(formulas, cache, options.root)  # typeset already: from this process's memo or the cache
+        html, _, _ = katex.render_all(
+            formulas, cache, options.root
+        )  # typeset already: from this process's memo or the cache
     finally:
         cache.close()
     katex_css = katex.katex_css(options.root)
@@ -258,9 +319,18 @@ def font_preloads_for(options: BuildOptions, pages: list[Page],
     return preloads
 
 
-def render_page(env: jinja2.Environment, site: SiteSource, page: Page, items: dict[str, NavItem],
-                outline: dict[str, list[NavItem]], course_data: str, asset_urls: dict[str, str],
-                problems: Problems, content: str | None = None, font_preloads: list[str] | None = None) -> str | None:
+def render_page(
+    env: jinja2.Environment,
+    site: SiteSource,
+    page: Page,
+    items: dict[str, NavItem],
+    outline: dict[str, list[NavItem]],
+    course_data: str,
+    asset_urls: dict[str, str],
+    problems: Problems,
+    content: str | None = None,
+    font_preloads: list[str] | None = None,
+) -> str | None:
     """The page's complete HTML; with `content`, that text stands in for the page body. `font_preloads`:
     URLs of the KaTeX font files the page's formulas use (builder/katex/fonts.py)."""
     meta = page.source.meta
@@ -291,6 +361,10 @@ def render_page(env: jinja2.Environment, site: SiteSource, page: Page, items: di
         return with_csp(env.get_template(template_name).render(**context))
     except jinja2.TemplateError as exc:
         lineno = getattr(exc, "lineno", None)
-        problems.add(Code.TEMPLATE, f"theme/templates/{getattr(exc, 'name', None) or template_name}", lineno,
-                     f"while rendering {page.source.rel}: {exc}")
+        problems.add(
+            Code.TEMPLATE,
+            f"theme/templates/{getattr(exc, 'name', None) or template_name}",
+            lineno,
+            f"while rendering {page.source.rel}: {exc}",
+        )
         return None

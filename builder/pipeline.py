@@ -9,6 +9,7 @@ stage is cached as a whole by the hash of its inputs (`cached`, builder/cache.py
 never replaces them. Nothing touches the output folder before the last stage, so a failed build leaves the
 previous site intact; every problem is collected and reported as `path:line: message [code]`.
 """
+
 from __future__ import annotations
 
 import os
@@ -18,13 +19,12 @@ from pathlib import Path
 
 from markdown_it import MarkdownIt
 
-from . import assets, checks, output, page_cache, pages, search_index
+from . import assets, checks, katex, output, page_cache, pages, search_index
 from . import cache as cachestore
-from . import katex
-from .katex.shared_paths import share_svg_paths
 from .cells import render_cell, run_cells_of_pages
 from .content import load_glossary, load_site
 from .errors import AssetError, BuildFailed, Code, Problems
+from .katex.shared_paths import share_svg_paths
 from .markdown import create_markdown
 from .model import BuildOptions, BuildResult, Page, ParseContext, SiteSource, SourcePage
 from .runtime import cell_runtime
@@ -69,9 +69,15 @@ def build_site(options: BuildOptions | None = None) -> BuildResult:
         raise BuildFailed(problems)
 
     write(options, files, built, problems)
-    return BuildResult(pages=len(built), formulas=sum(len(p.facts.formulas) for p in built),
-                       formulas_rendered=n_fresh, seconds=time.perf_counter() - started, out_dir=options.out_dir,
-                       files=files, warnings=problems.warnings)
+    return BuildResult(
+        pages=len(built),
+        formulas=sum(len(p.facts.formulas) for p in built),
+        formulas_rendered=n_fresh,
+        seconds=time.perf_counter() - started,
+        out_dir=options.out_dir,
+        files=files,
+        warnings=problems.warnings,
+    )
 
 
 # ------------------------------------------------------------------------------------------ load
@@ -79,25 +85,40 @@ def build_site(options: BuildOptions | None = None) -> BuildResult:
 
 def load(options: BuildOptions, problems: Problems) -> SiteSource:
     """content/site.yml and every page with its front matter (builder/content.py), cached by the content files."""
-    key = cachestore.digest("load", str(options.root), str(options.content_dir),
-                            cachestore.tree_digest([Path(__file__).with_name("content.py"),
-                                                    Path(__file__).with_name("errors.py"),
-                                                    Path(__file__).with_name("model.py")]),
-                            cachestore.tree_digest(sorted(options.content_dir.glob("*.md"))
-                                                   + [options.content_dir / "site.yml"]),
-                            # every *.md name, also of what tree_digest cannot hash (a folder, a broken link)
-                            *sorted(p.name for p in options.content_dir.glob("*.md")))
+    key = cachestore.digest(
+        "load",
+        str(options.root),
+        str(options.content_dir),
+        cachestore.tree_digest(
+            [
+                Path(__file__).with_name("content.py"),
+                Path(__file__).with_name("errors.py"),
+                Path(__file__).with_name("model.py"),
+            ]
+        ),
+        cachestore.tree_digest(sorted(options.content_dir.glob("*.md")) + [options.content_dir / "site.yml"]),
+        # every *.md name, also of what tree_digest cannot hash (a folder, a broken link)
+        *sorted(p.name for p in options.content_dir.glob("*.md")),
+    )
     before = len(problems)
     with cachestore.open_cache(options.cache_dir) as store:
-        return cachestore.cached(store, key, lambda: load_site(options.content_dir, options.root, problems),
-                                 keep=lambda _: len(problems) == before)
+        return cachestore.cached(
+            store,
+            key,
+            lambda: load_site(options.content_dir, options.root, problems),
+            keep=lambda _: len(problems) == before,
+        )
 
 
 def start_runtime_warmup(options: BuildOptions, site: SiteSource) -> None:
     """builder/runtime/warmup.py: for a site that ships the Python runtime or has code cells."""
     if options.python_runtime or any("{code-cell}" in page.body for page in site.pages):
-        runtime_warmup.start(cache_dir=options.cache_dir or options.root / ".cache", project_root=options.root,
-                             pyodide_dir=options.pyodide_dir, site_runtime=options.python_runtime)
+        runtime_warmup.start(
+            cache_dir=options.cache_dir or options.root / ".cache",
+            project_root=options.root,
+            pyodide_dir=options.pyodide_dir,
+            site_runtime=options.python_runtime,
+        )
 
 
 # ------------------------------------------------------------------------------------------ the body stages
@@ -106,12 +127,19 @@ def start_runtime_warmup(options: BuildOptions, site: SiteSource) -> None:
 def markdown_parser(options: BuildOptions) -> MarkdownIt:
     # The glossary's problems are reported by the load stage; here it is only read.
     glossary = load_glossary(options.content_dir, options.root, Problems())
-    return create_markdown(content_dir=options.content_dir, prepare_widget=partial(prepare_widget, build=options),
-                           render_widget=render_widget, render_cell=render_cell, quote_widget=quote_widget,
-                           glossary=glossary)
+    return create_markdown(
+        content_dir=options.content_dir,
+        prepare_widget=partial(prepare_widget, build=options),
+        render_widget=render_widget,
+        render_cell=render_cell,
+        quote_widget=quote_widget,
+        glossary=glossary,
+    )
 
 
-def body_stages(md: MarkdownIt, site: SiteSource, sources: list[SourcePage], options: BuildOptions) -> tuple[list[Page], int]:
+def body_stages(
+    md: MarkdownIt, site: SiteSource, sources: list[SourcePage], options: BuildOptions
+) -> tuple[list[Page], int]:
     """Stages 2–5 for some pages: (the pages with HTML and facts, each with its own problems; formulas typeset)."""
     parsed = [parse(md, source, site) for source in sources]  # parse all
     runtime = cell_runtime_for(options) if any(page.context.cells for page in parsed) else None
@@ -131,8 +159,9 @@ def cell_runtime_for(options: BuildOptions) -> dict | None:
     cache_dir = options.cache_dir or options.root / ".cache"
     runtime_warmup.wait(cells_only=True)  # a warm-up making these very entries (start_runtime_warmup)
     runtime = cell_runtime(cache_dir=cache_dir, project_root=options.root, pyodide_dir=options.pyodide_dir)
-    runtime_warmup.remember(cache_dir=cache_dir, project_root=options.root, pyodide_dir=options.pyodide_dir,
-                            site_runtime=False)
+    runtime_warmup.remember(
+        cache_dir=cache_dir, project_root=options.root, pyodide_dir=options.pyodide_dir, site_runtime=False
+    )
     return runtime
 
 
@@ -156,8 +185,12 @@ def typeset_math(built: list[Page], options: BuildOptions) -> int:
         for formula, line in page.facts.formulas:
             if formula in errors:
                 tex = formula[0] if len(formula[0]) < 120 else formula[0][:117] + "…"
-                page.context.problems.add(Code.MATH, page.source.rel, page.source.body_line + line + 1,
-                                          f"KaTeX cannot typeset `{tex}`: {errors[formula]}")
+                page.context.problems.add(
+                    Code.MATH,
+                    page.source.rel,
+                    page.source.body_line + line + 1,
+                    f"KaTeX cannot typeset `{tex}`: {errors[formula]}",
+                )
     return fresh
 
 
@@ -182,9 +215,18 @@ def build_assets(options: BuildOptions, problems: Problems) -> dict[str, bytes]:
     attention_core or the installed front-end packages (package-lock.json) change."""
     root = options.root
     key = cachestore.digest(
-        "assets", f"runtime={options.python_runtime} pyodide={options.pyodide_dir}",
-        cachestore.tree_digest([options.theme_dir, Path(__file__).parent, root / "attention_core",
-                                root / "package-lock.json", root / "node_modules" / "katex" / "package.json"]))
+        "assets",
+        f"runtime={options.python_runtime} pyodide={options.pyodide_dir}",
+        cachestore.tree_digest(
+            [
+                options.theme_dir,
+                Path(__file__).parent,
+                root / "attention_core",
+                root / "package-lock.json",
+                root / "node_modules" / "katex" / "package.json",
+            ]
+        ),
+    )
     try:
         with cachestore.open_cache(options.cache_dir) as store:
             return cachestore.cached(store, key, lambda: assets.build_assets(options))
@@ -196,19 +238,24 @@ def build_assets(options: BuildOptions, problems: Problems) -> dict[str, bytes]:
 def search_index_stage(options: BuildOptions, built: list[Page], site: SiteSource) -> dict[str, bytes]:
     """assets/search-index.js from every page's search sections (computed with its body) and the glossary."""
     with cachestore.open_cache(options.cache_dir) as store:
-        return cachestore.cached(store, cachestore.digest("search", page_cache.pages_key(built), repr(site.glossary)),
-                                 lambda: search_index.search_index_files(built, site.glossary))
+        return cachestore.cached(
+            store,
+            cachestore.digest("search", page_cache.pages_key(built), repr(site.glossary)),
+            lambda: search_index.search_index_files(built, site.glossary),
+        )
 
 
 def katex_assets(options: BuildOptions, files: dict[str, bytes], built: list[Page]) -> dict[str, bytes]:
     """KaTeX's stylesheet and fonts cut down to what the site's formulas use."""
     katex_files = {name: data for name, data in files.items() if name.startswith("assets/katex/")}
-    return katex.site_katex_assets_cached(katex_files, (f for p in built for f, _ in p.facts.formulas),
-                                          options.cache_dir, options.root)
+    return katex.site_katex_assets_cached(
+        katex_files, (f for p in built for f, _ in p.facts.formulas), options.cache_dir, options.root
+    )
 
 
-def pages_stage(options: BuildOptions, site: SiteSource, built: list[Page], asset_urls: dict[str, str],
-                problems: Problems) -> dict[str, bytes]:
+def pages_stage(
+    options: BuildOptions, site: SiteSource, built: list[Page], asset_urls: dict[str, str], problems: Problems
+) -> dict[str, bytes]:
     """Complete HTML pages (Jinja2 templates around the bodies), each cached by its whole template context."""
     with cachestore.open_cache(options.cache_dir) as store:
         return pages.render_pages(site, built, options, problems, asset_urls, store=store)

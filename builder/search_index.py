@@ -9,13 +9,14 @@ characters is the intersection of its bigrams' postings) plus single characters 
 Latin text is indexed by lowercase words (a query word matches every indexed word it is a prefix of).
 Postings only narrow the candidates: the browser then checks each candidate really contains the query.
 """
+
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from html import escape, unescape
 from html.parser import HTMLParser
-from typing import Iterable
 
 from .bundle import browser_data_script
 from .model import GlossaryTerm, Page, SearchSection
@@ -32,9 +33,44 @@ SECTION_TAGS = {"h2", "h3", "h4"}
 # kept), the TeX source inside MathML, permalink "#", interactive controls, widgets' number tables and data,
 # and code cells' outputs.
 SKIP_TAGS = {"script", "style", "template", "svg", "annotation", "button", "noscript", "select", "textarea"}
-SKIP_CLASSES = {"gloss-tip", "heading-anchor", "katex-html", "cell-output", "quiz-actions", "quiz-result", "widget-body"}
-BLOCK_TAGS = {"p", "div", "li", "ul", "ol", "section", "aside", "figure", "figcaption", "table", "tr", "td", "th",
-              "pre", "blockquote", "details", "summary", "h1", "h2", "h3", "h4", "h5", "h6", "br", "legend", "dd", "dt"}
+SKIP_CLASSES = {
+    "gloss-tip",
+    "heading-anchor",
+    "katex-html",
+    "cell-output",
+    "quiz-actions",
+    "quiz-result",
+    "widget-body",
+}
+BLOCK_TAGS = {
+    "p",
+    "div",
+    "li",
+    "ul",
+    "ol",
+    "section",
+    "aside",
+    "figure",
+    "figcaption",
+    "table",
+    "tr",
+    "td",
+    "th",
+    "pre",
+    "blockquote",
+    "details",
+    "summary",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "br",
+    "legend",
+    "dd",
+    "dt",
+}
 VOID_TAGS = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
 
 
@@ -138,14 +174,17 @@ class _SectionSplitter(HTMLParser):
 # html.parser reads them (CDATA_CONTENT_ELEMENTS): their content is not markup, up to `</script>` (any case).
 _RAW_TAGS_SRC = "|".join(map(re.escape, HTMLParser.CDATA_CONTENT_ELEMENTS))  # script|style
 _ATTR_SRC = r"""[a-zA-Z_:][-a-zA-Z0-9_:.]*(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s"'=<>`/]+(?=[\s>])))?"""
-_TOKEN_RE = re.compile(rf"""
+_TOKEN_RE = re.compile(
+    rf"""
     (?P<text>[^<]+)
   | </\s*(?P<end>[a-zA-Z][-.a-zA-Z0-9:_]*)\s*>
   | (?P<raw><(?P<rawtag>(?i:{_RAW_TAGS_SRC}))(?P<rawattrs>(?:\s+{_ATTR_SRC})*)\s*>
        (?P<rawtext>(?s:.*?))(?:(?P<rawclose></\s*(?i:script|style)\s*>)|\Z))
   | <(?P<start>(?P<tag>[a-zA-Z][a-zA-Z0-9-]*)(?P<attrs>(?:\s+{_ATTR_SRC})*)\s*(?P<selfclose>/?)>)
   | (?P<lt><(?![a-zA-Z/!?]))
-""", re.X)
+""",
+    re.X,
+)
 _ATTR_RE = re.compile(r"""([a-zA-Z_:][-a-zA-Z0-9_:.]*)(?:\s*=\s*("[^"]*"|'[^']*'|[^\s"'=<>`/]+))?""")
 CDATA_TAGS = frozenset(HTMLParser.CDATA_CONTENT_ELEMENTS)
 _NOT_TEXT_ONLY_TAGS = SECTION_TAGS | BLOCK_TAGS | CDATA_TAGS | {"br"}
@@ -191,8 +230,9 @@ def drop_katex_html(body_html: str) -> str:
     return "".join(parts)
 
 
-def page_sections(body_html: str, formulas_html: Iterable[str] = (), *, reference: bool = False
-                  ) -> list[tuple[str, str, str]]:
+def page_sections(
+    body_html: str, formulas_html: Iterable[str] = (), *, reference: bool = False
+) -> list[tuple[str, str, str]]:
     """[(heading text, heading id, plain text)] of a rendered page body; the first has no heading.
 
     `formulas_html`: the typeset formulas that occur in the body (optional, for speed): each is swapped for a
@@ -277,7 +317,9 @@ def page_search_sections(title: str, body_html: str, formulas_html: Iterable[str
     out = []
     for n, (heading, anchor, text) in enumerate(page_sections(body_html, formulas_html)):
         searchable = f"{title if n == 0 else ''} {heading} {text}"
-        out.append((heading, anchor, text, tuple(sorted(cjk_grams(searchable))), tuple(sorted(latin_words(searchable)))))
+        out.append(
+            (heading, anchor, text, tuple(sorted(cjk_grams(searchable))), tuple(sorted(latin_words(searchable))))
+        )
     return out
 
 
@@ -310,8 +352,13 @@ def build_index_from_sections(pages: Iterable[tuple[str, str, list[SearchSection
                     words[w] = [section_no]
                 else:
                     postings.append(section_no)
-    return {"v": INDEX_VERSION, "pages": index_pages, "sections": sections,
-            "grams": dict(sorted(grams.items())), "words": dict(sorted(words.items()))}
+    return {
+        "v": INDEX_VERSION,
+        "pages": index_pages,
+        "sections": sections,
+        "grams": dict(sorted(grams.items())),
+        "words": dict(sorted(words.items())),
+    }
 
 
 def index_script(index: dict) -> bytes:
@@ -322,8 +369,17 @@ def index_script(index: dict) -> bytes:
 def search_index_files(pages: list[Page], glossary: list[GlossaryTerm] | None = None) -> dict[str, bytes]:
     """{"assets/search-index.js": …} for the rendered pages (the index page is not searched). The glossary's
     groups of words (term, synonyms, English) go along: the browser searches a query's word as any of its group."""
-    entries = [(p.source.url, p.source.title, p.facts.search_sections if p.facts.search_sections is not None
-                else page_search_sections(p.source.title, p.body_html)) for p in pages if p.source.kind != "index"]
+    entries = [
+        (
+            p.source.url,
+            p.source.title,
+            p.facts.search_sections
+            if p.facts.search_sections is not None
+            else page_search_sections(p.source.title, p.body_html),
+        )
+        for p in pages
+        if p.source.kind != "index"
+    ]
     index = build_index_from_sections(entries)
     index["synonyms"] = [[t.term, *t.synonyms, *([t.english.lower()] if t.english else [])] for t in glossary or []]
     return {INDEX_FILE: index_script(index)}

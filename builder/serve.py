@@ -11,6 +11,7 @@ process also keeps in memory — and tells open pages over Server-Sent Events:
 The live-reload client is injected by this server into the HTML it serves (before `</body>`); the files in
 the output folder never contain it, so a normal build is unaffected.
 """
+
 from __future__ import annotations
 
 import functools
@@ -20,8 +21,8 @@ import socketserver
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from .errors import BuildFailed
 from .model import BuildOptions
@@ -111,8 +112,12 @@ LOOPBACK_NAMES = {"localhost", "127.0.0.1", "::1"}
 
 
 class LiveHandler(http.server.SimpleHTTPRequestHandler):
-    extensions_map = {**http.server.SimpleHTTPRequestHandler.extensions_map, ".wasm": "application/wasm",
-                      ".js": "text/javascript", ".mjs": "text/javascript"}
+    extensions_map = {
+        **http.server.SimpleHTTPRequestHandler.extensions_map,
+        ".wasm": "application/wasm",
+        ".js": "text/javascript",
+        ".mjs": "text/javascript",
+    }
     state: LiveState
     stopping: threading.Event
 
@@ -127,7 +132,7 @@ class LiveHandler(http.server.SimpleHTTPRequestHandler):
         """Only loopback names: a page of another site that rebinds its DNS name to 127.0.0.1 sends its own
         name as Host, and must not read the site or the problem list."""
         host = (self.headers.get("Host") or "").strip().lower()
-        name = host[1:host.index("]")] if host.startswith("[") and "]" in host else host.rsplit(":", 1)[0]
+        name = host[1 : host.index("]")] if host.startswith("[") and "]" in host else host.rsplit(":", 1)[0]
         if name in LOOPBACK_NAMES:
             return True
         self.send_error(403, "Forbidden: the authoring server answers only to localhost / 127.0.0.1")
@@ -184,7 +189,7 @@ class LiveHandler(http.server.SimpleHTTPRequestHandler):
             pass
 
     def send_event(self, name: str, data: object) -> None:
-        self.wfile.write(f"event: {name}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n".encode("utf-8"))
+        self.wfile.write(f"event: {name}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n".encode())
         self.wfile.flush()
 
 
@@ -202,14 +207,21 @@ class _Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
 class DevServer:
     """Build + serve + watch. `start()` runs in background threads (tests); `serve_forever()` blocks (CLI)."""
 
-    def __init__(self, options: BuildOptions, port: int = 8000, *, log: Callable[[str], None] | None = None,
-                 watch_paths: list[Path] | None = None):
+    def __init__(
+        self,
+        options: BuildOptions,
+        port: int = 8000,
+        *,
+        log: Callable[[str], None] | None = None,
+        watch_paths: list[Path] | None = None,
+    ):
         self.options = options
         self.log = log or (lambda text: print(text, file=sys.stderr, flush=True))
         self.state = LiveState()
         self.stopping = threading.Event()
-        self.watch_paths = watch_paths or [p for p in (options.content_dir, options.theme_dir,
-                                                        options.root / "attention_core") if p.exists()]
+        self.watch_paths = watch_paths or [
+            p for p in (options.content_dir, options.theme_dir, options.root / "attention_core") if p.exists()
+        ]
         handler = type("Handler", (LiveHandler,), {"state": self.state, "stopping": self.stopping})
         self.httpd = _Server(("127.0.0.1", port), functools.partial(handler, directory=str(options.out_dir)))
         self.port = self.httpd.server_address[1]
@@ -246,13 +258,20 @@ class DevServer:
     def watch(self) -> None:
         from watchfiles import watch
 
-        for changes in watch(*self.watch_paths, stop_event=self.stopping, debounce=60, step=15,
-                             rust_timeout=500, yield_on_timeout=False, raise_interrupt=False):
+        for changes in watch(
+            *self.watch_paths,
+            stop_event=self.stopping,
+            debounce=60,
+            step=15,
+            rust_timeout=500,
+            yield_on_timeout=False,
+            raise_interrupt=False,
+        ):
             names = sorted({Path(p).name for _, p in changes})
             self.log(f"changed: {', '.join(names[:5])}{' …' if len(names) > 5 else ''}")
             self.rebuild()
 
-    def start(self) -> "DevServer":
+    def start(self) -> DevServer:
         self.options.out_dir.mkdir(parents=True, exist_ok=True)
         # the watcher starts first, so an edit made during (or right after) the first build is not missed
         for target in (self.watch, self.httpd.serve_forever):
@@ -273,8 +292,10 @@ class DevServer:
 
     def serve_forever(self) -> None:
         self.start()
-        self.log(f"serving {self.options.out_dir} at {self.url} — watching "
-                 f"{', '.join(str(p) for p in self.watch_paths)} (Ctrl+C to stop)")
+        self.log(
+            f"serving {self.options.out_dir} at {self.url} — watching "
+            f"{', '.join(str(p) for p in self.watch_paths)} (Ctrl+C to stop)"
+        )
         try:
             while not self.stopping.wait(1):
                 pass

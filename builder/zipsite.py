@@ -5,6 +5,7 @@ relative and the Python runtime has its file:// path. The same site gives the sa
 sorted, every timestamp is 1980-01-01 00:00, permissions are fixed (0644 files, 0755 folders), and no
 extra fields (no uid/gid, no extended timestamps) are written.
 """
+
 from __future__ import annotations
 
 import os

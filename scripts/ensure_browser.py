@@ -5,6 +5,7 @@ Order: $CHROMIUM_PATH → a system Chromium/Chrome → (as root with apt-get) De
 Playwright's own browser (`playwright install chromium`, for machines that can download it).
 Prints the path of the executable, or "playwright" when Playwright's bundled browser is to be used.
 """
+
 from __future__ import annotations
 
 import os
@@ -46,8 +47,12 @@ def ensure() -> str:
         print("installing Debian's chromium (apt-get install -y chromium)…", file=sys.stderr)
         env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
         subprocess.run(["apt-get", "update", "-qq"], check=False, env=env)
-        subprocess.run(["apt-get", "install", "-y", "-qq", "chromium", "fonts-noto-cjk"], check=False, env=env,
-                       stdout=subprocess.DEVNULL)
+        subprocess.run(
+            ["apt-get", "install", "-y", "-qq", "chromium", "fonts-noto-cjk"],
+            check=False,
+            env=env,
+            stdout=subprocess.DEVNULL,
+        )
         path = find_system_chromium()
         if path:
             return path

@@ -1,4 +1,5 @@
 """Shared fixtures: project paths and a helper that builds a site from a content folder."""
+
 from __future__ import annotations
 
 import os
@@ -16,7 +17,6 @@ from builder.errors import BuildFailed  # noqa: E402
 from builder.model import BuildOptions, BuildResult  # noqa: E402
 from builder.pipeline import build_site  # noqa: E402
 
-
 TEST_CACHE = ROOT / ".test-cache"
 """The tests' own persistent build cache (downloads, typeset formulas, the Python runtime's compiled files): never the
 developer's .cache, so a test can neither use nor spoil what `make site` made."""
@@ -28,11 +28,20 @@ os.environ.setdefault("COURSE_MODEL_DIR", str(TEST_CACHE / "models"))
 os.environ.setdefault("COURSE_RUNTIME_DIR", str(TEST_CACHE / "pyodide"))
 
 
-def build(content_dir: Path, out_dir: Path, *, python_runtime: bool = False, cache_dir: Path | None = None) -> BuildResult:
+def build(
+    content_dir: Path, out_dir: Path, *, python_runtime: bool = False, cache_dir: Path | None = None
+) -> BuildResult:
     """Build `content_dir` into `out_dir` with the real theme; raises BuildFailed."""
-    return build_site(BuildOptions(root=ROOT, content_dir=content_dir, theme_dir=ROOT / "theme", out_dir=out_dir,
-                                   cache_dir=cache_dir if cache_dir is not None else TEST_CACHE,
-                                   python_runtime=python_runtime))
+    return build_site(
+        BuildOptions(
+            root=ROOT,
+            content_dir=content_dir,
+            theme_dir=ROOT / "theme",
+            out_dir=out_dir,
+            cache_dir=cache_dir if cache_dir is not None else TEST_CACHE,
+            python_runtime=python_runtime,
+        )
+    )
 
 
 @pytest.fixture
@@ -42,7 +51,8 @@ def make_content(tmp_path: Path):
     content.mkdir()
     (content / "site.yml").write_text(
         "series: 测试系列\ntitle: 测试课程\nplanned:\n  - {slug: coming, title: 即将推出的页面, kind: explainer}\n",
-        encoding="utf-8")
+        encoding="utf-8",
+    )
     (content / "index.md").write_text("---\ntitle: 首页\nkind: index\n---\n欢迎。\n", encoding="utf-8")
 
     def write(name: str, text: str) -> Path:
@@ -74,6 +84,7 @@ def run_js_module(tmp_path: Path, modules: dict[str, Path], script: str, data: o
         shutil.copy(source, tmp_path / name)
     if data is not None:
         (tmp_path / "data.json").write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
-    out = subprocess.run(["node", "--input-type=module", "-e", script], cwd=tmp_path, capture_output=True,
-                         text=True, check=True).stdout
+    out = subprocess.run(
+        ["node", "--input-type=module", "-e", script], cwd=tmp_path, capture_output=True, text=True, check=True
+    ).stdout
     return json.loads(out)

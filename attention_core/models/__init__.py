@@ -12,6 +12,7 @@ in Pyodide, where neither exists.
 Modules: `gguf_reader` (file → `LlamaWeights`), `tokenizer` (`GGUFTokenizer`), `llama` (the forward
 pass), `heads` (per-head behaviour scores for the head gallery).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -51,5 +52,15 @@ def load_model(path: str | Path) -> LlamaModel:
     return LlamaModel(weights=load_llama(path, reader=reader), tokenizer=tokenizer)
 
 
-__all__ = ["ForwardResult", "GGUFTokenizer", "LayerWeights", "LlamaConfig", "LlamaModel", "LlamaWeights",
-           "forward", "load_llama", "load_model", "perplexity"]
+__all__ = [
+    "ForwardResult",
+    "GGUFTokenizer",
+    "LayerWeights",
+    "LlamaConfig",
+    "LlamaModel",
+    "LlamaWeights",
+    "forward",
+    "load_llama",
+    "load_model",
+    "perplexity",
+]

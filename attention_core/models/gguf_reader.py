@@ -25,6 +25,7 @@ Layout conventions (kept exactly as in the file):
   are identical to Hugging Face's.  (V and the output projection were never permuted.)
   `unpermute_rope_rows` gives the Hugging Face row order when one needs it, e.g. to compare weights.
 """
+
 from __future__ import annotations
 
 import gc
@@ -49,19 +50,19 @@ class GGUFFormatError(ValueError):
 class LlamaConfig:
     """The architecture's sizes, read from the GGUF metadata (`llama.*` keys)."""
 
-    n_layers: int          # llama.block_count
-    d_model: int           # llama.embedding_length
-    n_heads: int           # llama.attention.head_count (query heads)
-    n_kv_heads: int        # llama.attention.head_count_kv (key/value heads, shared by groups of query heads)
-    head_dim: int          # d_model // n_heads
-    d_ffn: int             # llama.feed_forward_length (the SwiGLU hidden size)
-    vocab_size: int        # llama.vocab_size, else the number of tokens
-    context_length: int    # llama.context_length (trained context)
-    rope_theta: float      # llama.rope.freq_base
-    rope_dim: int          # llama.rope.dimension_count (how many dims of a head are rotated)
-    rms_eps: float         # llama.attention.layer_norm_rms_epsilon
+    n_layers: int  # llama.block_count
+    d_model: int  # llama.embedding_length
+    n_heads: int  # llama.attention.head_count (query heads)
+    n_kv_heads: int  # llama.attention.head_count_kv (key/value heads, shared by groups of query heads)
+    head_dim: int  # d_model // n_heads
+    d_ffn: int  # llama.feed_forward_length (the SwiGLU hidden size)
+    vocab_size: int  # llama.vocab_size, else the number of tokens
+    context_length: int  # llama.context_length (trained context)
+    rope_theta: float  # llama.rope.freq_base
+    rope_dim: int  # llama.rope.dimension_count (how many dims of a head are rotated)
+    rms_eps: float  # llama.attention.layer_norm_rms_epsilon
     tied_embeddings: bool  # no `output.weight`: the LM head is the token embedding matrix
-    name: str = ""         # general.name
+    name: str = ""  # general.name
 
     @property
     def group_size(self) -> int:
@@ -74,14 +75,14 @@ class LayerWeights:
     """One transformer block. Matrices are (out, in); Q/K rows in interleaved-RoPE order (see module doc)."""
 
     attn_norm: F32  # (d_model,)            RMSNorm gain before attention
-    w_q: F32        # (n_heads*head_dim, d_model)
-    w_k: F32        # (n_kv_heads*head_dim, d_model)
-    w_v: F32        # (n_kv_heads*head_dim, d_model)
-    w_o: F32        # (d_model, n_heads*head_dim)
-    ffn_norm: F32   # (d_model,)            RMSNorm gain before the MLP
-    w_gate: F32     # (d_ffn, d_model)
-    w_up: F32       # (d_ffn, d_model)
-    w_down: F32     # (d_model, d_ffn)
+    w_q: F32  # (n_heads*head_dim, d_model)
+    w_k: F32  # (n_kv_heads*head_dim, d_model)
+    w_v: F32  # (n_kv_heads*head_dim, d_model)
+    w_o: F32  # (d_model, n_heads*head_dim)
+    ffn_norm: F32  # (d_model,)            RMSNorm gain before the MLP
+    w_gate: F32  # (d_ffn, d_model)
+    w_up: F32  # (d_ffn, d_model)
+    w_down: F32  # (d_model, d_ffn)
 
 
 @dataclass
@@ -89,12 +90,12 @@ class LlamaWeights:
     """Everything the forward pass needs, as float32 arrays."""
 
     config: LlamaConfig
-    token_embedding: F32           # (vocab, d_model)
+    token_embedding: F32  # (vocab, d_model)
     layers: list[LayerWeights]
-    final_norm: F32                # (d_model,)
-    lm_head: F32                   # (vocab, d_model); the same array object as token_embedding when tied
+    final_norm: F32  # (d_model,)
+    lm_head: F32  # (vocab, d_model); the same array object as token_embedding when tied
     rope_layout: str = "interleaved"
-    source: str = ""               # the file it was read from
+    source: str = ""  # the file it was read from
     metadata: dict[str, Any] = field(default_factory=dict)  # scalar metadata (no token lists)
 
     def nbytes(self) -> int:
@@ -239,8 +240,11 @@ def load_llama(path: str | Path, *, reader: Any = None) -> LlamaWeights:
     reader = reader if reader is not None else _open(path)
     cfg = read_config(reader)
     tensors = {t.name: t for t in reader.tensors}
-    metadata = {k: f.contents() for k, f in reader.fields.items()
-                if not k.startswith("GGUF.") and f.types and f.types[0] != gguf.GGUFValueType.ARRAY}
+    metadata = {
+        k: f.contents()
+        for k, f in reader.fields.items()
+        if not k.startswith("GGUF.") and f.types and f.types[0] != gguf.GGUFValueType.ARRAY
+    }
     # The parsed token list and merges (~100k small arrays, ~100 MB) are not needed here: free them before
     # the ~540 MB of float32 weights are allocated (the tokenizer reads them itself).
     for key in [k for k, f in reader.fields.items() if f.types and f.types[0] == gguf.GGUFValueType.ARRAY]:
@@ -263,26 +267,43 @@ def load_llama(path: str | Path, *, reader: Any = None) -> LlamaWeights:
         layers = []
         for i in range(cfg.n_layers):
             p = f"blk.{i}."
-            layers.append(LayerWeights(
-                attn_norm=get(p + "attn_norm.weight", (d,)),
-                w_q=get(p + "attn_q.weight", (q_out, d)),
-                w_k=get(p + "attn_k.weight", (kv_out, d)),
-                w_v=get(p + "attn_v.weight", (kv_out, d)),
-                w_o=get(p + "attn_output.weight", (d, q_out)),
-                ffn_norm=get(p + "ffn_norm.weight", (d,)),
-                w_gate=get(p + "ffn_gate.weight", (cfg.d_ffn, d)),
-                w_up=get(p + "ffn_up.weight", (cfg.d_ffn, d)),
-                w_down=get(p + "ffn_down.weight", (d, cfg.d_ffn)),
-            ))
+            layers.append(
+                LayerWeights(
+                    attn_norm=get(p + "attn_norm.weight", (d,)),
+                    w_q=get(p + "attn_q.weight", (q_out, d)),
+                    w_k=get(p + "attn_k.weight", (kv_out, d)),
+                    w_v=get(p + "attn_v.weight", (kv_out, d)),
+                    w_o=get(p + "attn_output.weight", (d, q_out)),
+                    ffn_norm=get(p + "ffn_norm.weight", (d,)),
+                    w_gate=get(p + "ffn_gate.weight", (cfg.d_ffn, d)),
+                    w_up=get(p + "ffn_up.weight", (cfg.d_ffn, d)),
+                    w_down=get(p + "ffn_down.weight", (d, cfg.d_ffn)),
+                )
+            )
         embedding = get("token_embd.weight", (cfg.vocab_size, d))
         lm_head = embedding if cfg.tied_embeddings else get("output.weight", (cfg.vocab_size, d))
-        weights = LlamaWeights(config=cfg, token_embedding=embedding, layers=layers,
-                               final_norm=get("output_norm.weight", (d,)), lm_head=lm_head,
-                               source=str(path), metadata=metadata)
+        weights = LlamaWeights(
+            config=cfg,
+            token_embedding=embedding,
+            layers=layers,
+            final_norm=get("output_norm.weight", (d,)),
+            lm_head=lm_head,
+            source=str(path),
+            metadata=metadata,
+        )
     finally:
         file.close()
     return weights  # the reader (and its memory map of the file) goes with this frame
 
 
-__all__ = ["GGUFFormatError", "LayerWeights", "LlamaConfig", "LlamaWeights", "load_llama", "open_gguf", "read_config",
-           "read_metadata", "unpermute_rope_rows"]
+__all__ = [
+    "GGUFFormatError",
+    "LayerWeights",
+    "LlamaConfig",
+    "LlamaWeights",
+    "load_llama",
+    "open_gguf",
+    "read_config",
+    "read_metadata",
+    "unpermute_rope_rows",
+]

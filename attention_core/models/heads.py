@@ -20,10 +20,11 @@ to 1; causal, so j ≤ i).
 The first three come from any text's forward pass (`pattern_scores`); induction needs its own input
 (`induction_scores`).  `score_heads` does both.
 """
+
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 from numpy.typing import NDArray
@@ -69,8 +70,9 @@ def pattern_scores(attention: F32) -> dict[str, F32]:
     """previous_token, first_token and self_token scores from attention weights (L, H, T, T), T ≥ 3."""
     t = attention.shape[-1]
     if attention.ndim != 4 or attention.shape[-2] != t or t < 3:
-        raise ValueError(f"pattern_scores: need attention of shape (layers, heads, T, T) with T >= 3, "
-                         f"got {attention.shape}")
+        raise ValueError(
+            f"pattern_scores: need attention of shape (layers, heads, T, T) with T >= 3, got {attention.shape}"
+        )
     i = np.arange(t)
     return {
         "previous_token": attention[:, :, i[2:], i[2:] - 1].mean(axis=-1),
@@ -98,13 +100,21 @@ def induction_scores(weights: LlamaWeights, *, n: int = 25, n_sequences: int = 4
     return (total / n_sequences).astype(np.float32)
 
 
-def score_heads(weights: LlamaWeights, text_tokens: Sequence[int], *, n: int = 25, n_sequences: int = 4,
-                seed: int = 0) -> HeadScores:
+def score_heads(
+    weights: LlamaWeights, text_tokens: Sequence[int], *, n: int = 25, n_sequences: int = 4, seed: int = 0
+) -> HeadScores:
     """All four scores: the pattern scores on `text_tokens` (e.g. `tokenizer.encode(DEFAULT_TEXT)`),
     induction on repeated random tokens."""
     patterns = pattern_scores(forward(weights, text_tokens).attention)
     return HeadScores(**patterns, induction=induction_scores(weights, n=n, n_sequences=n_sequences, seed=seed))
 
 
-__all__ = ["DEFAULT_TEXT", "SCORE_NAMES", "HeadScores", "induction_scores", "pattern_scores",
-           "repeated_random_tokens", "score_heads"]
+__all__ = [
+    "DEFAULT_TEXT",
+    "SCORE_NAMES",
+    "HeadScores",
+    "induction_scores",
+    "pattern_scores",
+    "repeated_random_tokens",
+    "score_heads",
+]

@@ -16,10 +16,11 @@ itself, softmax(QKᵀ/√d_head) V (Vaswani et al. 2017).
 
 Everything is float32 and deterministic: the same tokens give bit-identical outputs on the same machine.
 """
+
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 from numpy.typing import NDArray
@@ -38,8 +39,8 @@ class ForwardResult:
     texts short — this is for looking at attention, not for long generation."""
 
     tokens: list[int]
-    logits: F32                  # (T, vocab): row t scores the token that comes *after* position t
-    attention: F32               # (n_layers, n_heads, T, T): [l, h, query i, key j], each row sums to 1
+    logits: F32  # (T, vocab): row t scores the token that comes *after* position t
+    attention: F32  # (n_layers, n_heads, T, T): [l, h, query i, key j], each row sums to 1
     residuals: F32 | None = None  # (n_layers + 1, T, d_model): [0] = embeddings, [l + 1] = after block l
 
     def next_token_probs(self, position: int = -1) -> F32:
@@ -75,7 +76,7 @@ def apply_rope(x: F32, cos: F32, sin: F32) -> F32:
     x: (heads, T, head_dim) in the GGUF's *interleaved* layout (see gguf_reader: llama.cpp's converter
     reordered the Q/K rows so that rotation pairs are adjacent).  Because queries and keys are rotated by
     their own positions, q_i · k_j depends only on the offset i − j: attention sees relative positions."""
-    pairs = x.reshape(*x.shape[:-1], -1, 2)          # (heads, T, head_dim/2, 2)
+    pairs = x.reshape(*x.shape[:-1], -1, 2)  # (heads, T, head_dim/2, 2)
     a, b = pairs[..., 0], pairs[..., 1]
     out = np.empty_like(pairs)
     out[..., 0] = a * cos - b * sin
@@ -89,8 +90,9 @@ def split_heads(x: F32, n_heads: int) -> F32:
     return x.reshape(t, n_heads, width // n_heads).transpose(1, 0, 2)
 
 
-def grouped_query_attention(x: F32, layer: LayerWeights, cfg: LlamaConfig, cos: F32, sin: F32,
-                            mask: NDArray[np.bool_]) -> tuple[F32, F32]:
+def grouped_query_attention(
+    x: F32, layer: LayerWeights, cfg: LlamaConfig, cos: F32, sin: F32, mask: NDArray[np.bool_]
+) -> tuple[F32, F32]:
     """Causal multi-head attention where groups of query heads share one key/value head.
 
     SmolLM2 has 9 query heads but only 3 key/value heads: query heads 0–2 use KV head 0, 3–5 KV head 1,
@@ -98,16 +100,16 @@ def grouped_query_attention(x: F32, layer: LayerWeights, cfg: LlamaConfig, cos: 
     the KV cache 3× smaller at little cost in quality.
 
     Returns the block's output (T, d_model) and the attention weights (n_heads, T, T)."""
-    q = split_heads(x @ layer.w_q.T, cfg.n_heads)      # (9, T, 64)
-    k = split_heads(x @ layer.w_k.T, cfg.n_kv_heads)   # (3, T, 64)
-    v = split_heads(x @ layer.w_v.T, cfg.n_kv_heads)   # (3, T, 64)
+    q = split_heads(x @ layer.w_q.T, cfg.n_heads)  # (9, T, 64)
+    k = split_heads(x @ layer.w_k.T, cfg.n_kv_heads)  # (3, T, 64)
+    v = split_heads(x @ layer.w_v.T, cfg.n_kv_heads)  # (3, T, 64)
     q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)  # positions enter here, and only here
-    k = np.repeat(k, cfg.group_size, axis=0)           # KV head j serves query heads j·g … j·g + g − 1
+    k = np.repeat(k, cfg.group_size, axis=0)  # KV head j serves query heads j·g … j·g + g − 1
     v = np.repeat(v, cfg.group_size, axis=0)
     scores = q @ k.transpose(0, 2, 1) / np.float32(np.sqrt(cfg.head_dim))  # (9, T, T): how well i matches j
     scores = np.where(mask, scores, np.float32(-np.inf))  # causal: position i may not look at j > i
-    weights = softmax(scores, axis=-1)                  # each row: a probability distribution over keys
-    heads = weights @ v                                 # (9, T, 64): a weighted average of values
+    weights = softmax(scores, axis=-1)  # each row: a probability distribution over keys
+    heads = weights @ v  # (9, T, 64): a weighted average of values
     merged = heads.transpose(1, 0, 2).reshape(x.shape[0], cfg.n_heads * cfg.head_dim)
     return merged @ layer.w_o.T, weights
 
@@ -140,16 +142,17 @@ def forward(weights: LlamaWeights, tokens: Sequence[int], *, return_residuals: b
 
     cos, sin = rope_cos_sin(n, cfg.rope_dim, cfg.rope_theta)
     mask = causal_mask(n)
-    x = weights.token_embedding[ids]                                 # (T, d) — a copy, not a view
+    x = weights.token_embedding[ids]  # (T, d) — a copy, not a view
     attention = np.empty((cfg.n_layers, cfg.n_heads, n, n), dtype=np.float32)
     residuals = np.empty((cfg.n_layers + 1, n, cfg.d_model), dtype=np.float32) if return_residuals else None
     if residuals is not None:
         residuals[0] = x
 
     for i, layer in enumerate(weights.layers):
-        attn_out, attention[i] = grouped_query_attention(rms_norm(x, layer.attn_norm, cfg.rms_eps),
-                                                         layer, cfg, cos, sin, mask)
-        x = x + attn_out                                             # residual connection
+        attn_out, attention[i] = grouped_query_attention(
+            rms_norm(x, layer.attn_norm, cfg.rms_eps), layer, cfg, cos, sin, mask
+        )
+        x = x + attn_out  # residual connection
         x = x + swiglu_mlp(rms_norm(x, layer.ffn_norm, cfg.rms_eps), layer)
         if residuals is not None:
             residuals[i + 1] = x
@@ -204,12 +207,23 @@ def logit_lens(weights: LlamaWeights, residuals: F32, position: int = -1) -> F32
     logits at `position` after l blocks (row 0: the token embedding alone), through the model's own final RMSNorm
     and LM head. The last row is exactly the model's output (`ForwardResult.logits[position]`)."""
     cfg = weights.config
-    stream = residuals[:, position, :]                                    # (n_layers + 1, d_model)
+    stream = residuals[:, position, :]  # (n_layers + 1, d_model)
     return rms_norm(stream, weights.final_norm, cfg.rms_eps) @ weights.lm_head.T  # (n_layers + 1, vocab)
 
 
-__all__ = ["ForwardResult", "apply_rope", "ffn_gates", "forward", "grouped_query_attention", "log_softmax", "perplexity",
-           "rms_norm", "rope_cos_sin", "silu", "swiglu_mlp"]
+__all__ = [
+    "ForwardResult",
+    "apply_rope",
+    "ffn_gates",
+    "forward",
+    "grouped_query_attention",
+    "log_softmax",
+    "perplexity",
+    "rms_norm",
+    "rope_cos_sin",
+    "silu",
+    "swiglu_mlp",
+]
 
 
 # ------------------------------------------------------------------ one layer's queries and keys (the neuron view)

@@ -5,6 +5,7 @@ model has not seen *tired* / *wide* yet; the difference appears at those words),
 induction-like heads), and a factual pattern. English only: the model is English-first, and its byte-level
 pieces of Chinese characters would not be honest tokens to show.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -20,17 +21,39 @@ class Sentence:
     candidates: tuple[str, ...] = ()  # tokens that row is compared over (" animal", " street")
 
 
-SENTENCES: dict[str, Sentence] = {s.id: s for s in (
-    Sentence("animal-tired", "it 指谁？（tired）", "The animal didn't cross the street because it was tired.",
-             "真实模型的注意力：SmolLM2-135M 在构建时用 NumPy 算出，百分数已四舍五入且每行合计 100%。",
-             " tired", (" animal", " street")),
-    Sentence("animal-wide", "it 指谁？（too wide）", "The animal didn't cross the street because it was too wide.",
-             "与上一句只差结尾两个词：直到 was，两句的每个 token 都相同。", " wide", (" animal", " street")),
-    Sentence("repeat-name", "名字第二次出现", "Mr Dursley said hello to Mrs Potter, and then Mrs Potter said hello to Mr Dursley.",
-             "名字第二次出现时，有些头会回头找它第一次出现的位置，以及紧跟其后的词。"),
-    Sentence("capitals", "首都", "The capital of France is Paris, and the capital of Japan is Tokyo.",
-             "事实类句子：看 Tokyo 之前的位置在回看哪些词。"),
-)}
+SENTENCES: dict[str, Sentence] = {
+    s.id: s
+    for s in (
+        Sentence(
+            "animal-tired",
+            "it 指谁？（tired）",
+            "The animal didn't cross the street because it was tired.",
+            "真实模型的注意力：SmolLM2-135M 在构建时用 NumPy 算出，百分数已四舍五入且每行合计 100%。",
+            " tired",
+            (" animal", " street"),
+        ),
+        Sentence(
+            "animal-wide",
+            "it 指谁？（too wide）",
+            "The animal didn't cross the street because it was too wide.",
+            "与上一句只差结尾两个词：直到 was，两句的每个 token 都相同。",
+            " wide",
+            (" animal", " street"),
+        ),
+        Sentence(
+            "repeat-name",
+            "名字第二次出现",
+            "Mr Dursley said hello to Mrs Potter, and then Mrs Potter said hello to Mr Dursley.",
+            "名字第二次出现时，有些头会回头找它第一次出现的位置，以及紧跟其后的词。",
+        ),
+        Sentence(
+            "capitals",
+            "首都",
+            "The capital of France is Paris, and the capital of Japan is Tokyo.",
+            "事实类句子：看 Tokyo 之前的位置在回看哪些词。",
+        ),
+    )
+}
 
 
 def get_sentence(sentence_id: str) -> Sentence:

@@ -16,11 +16,13 @@ whole in the text, as Hugging Face does.  Whether a BOS token is prepended comes
 
 `gguf` and `tokenizers` are imported lazily (Pyodide has neither).
 """
+
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 _CONTROL = 3  # llama.cpp's LLAMA_TOKEN_TYPE_CONTROL
 
@@ -44,18 +46,26 @@ _BYTE_OF_CHAR = {c: b for b, c in _bytes_to_unicode().items()}
 @dataclass
 class Token:
     id: int
-    text: str                # readable: the bytes decoded (invalid UTF-8 pieces as \\xNN escapes)
-    piece: str               # the raw vocabulary string (byte-level characters, e.g. "ĠParis")
-    start: int               # character offsets of the token in the encoded text
+    text: str  # readable: the bytes decoded (invalid UTF-8 pieces as \\xNN escapes)
+    piece: str  # the raw vocabulary string (byte-level characters, e.g. "ĠParis")
+    start: int  # character offsets of the token in the encoded text
     end: int
 
 
 class GGUFTokenizer:
     """Byte-level BPE tokenizer of a GGUF model. Build it with `GGUFTokenizer.from_gguf(path)`."""
 
-    def __init__(self, tokens: Sequence[str], merges: Sequence[str], token_types: Sequence[int], *,
-                 pre: str = "smollm", bos_id: int | None = None, eos_id: int | None = None,
-                 add_bos: bool = False) -> None:
+    def __init__(
+        self,
+        tokens: Sequence[str],
+        merges: Sequence[str],
+        token_types: Sequence[int],
+        *,
+        pre: str = "smollm",
+        bos_id: int | None = None,
+        eos_id: int | None = None,
+        add_bos: bool = False,
+    ) -> None:
         from .gguf_reader import optional_import  # noqa: PLC0415
 
         tokenizers = optional_import("tokenizers", "tokenizers==0.23.3")  # lazily: Pyodide has no tokenizers
@@ -74,8 +84,9 @@ class GGUFTokenizer:
         else:  # other pre-tokenisers (llama3's \p{N}{1,3}, …) would need their own regex: refuse, not guess
             raise ValueError(f"tokenizer.ggml.pre {pre!r} is not supported (only 'smollm', 'gpt2', 'default')")
         tk.decoder = decoders.ByteLevel()
-        special = [AddedToken(tokens[i], special=True, normalized=False)
-                   for i, t in enumerate(token_types) if t == _CONTROL]
+        special = [
+            AddedToken(tokens[i], special=True, normalized=False) for i, t in enumerate(token_types) if t == _CONTROL
+        ]
         tk.add_special_tokens(special)
         self._tk = tk
         self.pieces: list[str] = list(tokens)
@@ -83,14 +94,14 @@ class GGUFTokenizer:
         self.bos_id, self.eos_id, self.add_bos = bos_id, eos_id, add_bos
 
     @classmethod
-    def from_gguf(cls, path: str | Path) -> "GGUFTokenizer":
+    def from_gguf(cls, path: str | Path) -> GGUFTokenizer:
         """Read tokens, merges, token types, BOS/EOS ids and add_bos_token from the GGUF metadata."""
         from .gguf_reader import open_gguf  # noqa: PLC0415
 
         return cls.from_reader(open_gguf(path))
 
     @classmethod
-    def from_reader(cls, reader: Any) -> "GGUFTokenizer":
+    def from_reader(cls, reader: Any) -> GGUFTokenizer:
         """Like `from_gguf`, from an open `gguf.GGUFReader` (see `gguf_reader.open_gguf`)."""
         from .gguf_reader import field_value  # noqa: PLC0415
 
@@ -98,18 +109,23 @@ class GGUFTokenizer:
         if model != "gpt2":
             raise ValueError(f"tokenizer.ggml.model is {model!r}; only byte-level BPE ('gpt2') is supported")
         if "tokenizer.ggml.tokens" not in reader.fields:
-            raise ValueError("the GGUF reader has no tokenizer.ggml.tokens (load_llama drops them: build the "
-                             "tokenizer first)")
+            raise ValueError(
+                "the GGUF reader has no tokenizer.ggml.tokens (load_llama drops them: build the tokenizer first)"
+            )
 
         def as_int(key: str) -> int | None:
             v = field_value(reader, key)
             return None if v is None else int(v)
 
-        return cls(field_value(reader, "tokenizer.ggml.tokens"), field_value(reader, "tokenizer.ggml.merges"),
-                   field_value(reader, "tokenizer.ggml.token_type"),
-                   pre=str(field_value(reader, "tokenizer.ggml.pre", "default")),
-                   bos_id=as_int("tokenizer.ggml.bos_token_id"), eos_id=as_int("tokenizer.ggml.eos_token_id"),
-                   add_bos=bool(field_value(reader, "tokenizer.ggml.add_bos_token", False)))
+        return cls(
+            field_value(reader, "tokenizer.ggml.tokens"),
+            field_value(reader, "tokenizer.ggml.merges"),
+            field_value(reader, "tokenizer.ggml.token_type"),
+            pre=str(field_value(reader, "tokenizer.ggml.pre", "default")),
+            bos_id=as_int("tokenizer.ggml.bos_token_id"),
+            eos_id=as_int("tokenizer.ggml.eos_token_id"),
+            add_bos=bool(field_value(reader, "tokenizer.ggml.add_bos_token", False)),
+        )
 
     @property
     def vocab_size(self) -> int:

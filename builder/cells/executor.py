@@ -7,6 +7,7 @@ Protocol: the parent writes one JSON request on the child's stdin {root, prelude
 the child answers one JSON line per event on its original stdout: {"ready": true}, then one result per cell.
 User output never reaches that channel.
 """
+
 from __future__ import annotations
 
 import base64
@@ -48,7 +49,7 @@ PRELUDE = (
 class _Capture:
     """A text stream that appends to a shared, capped list of (stream, text) chunks."""
 
-    def __init__(self, sink: "_Sink", name: str):
+    def __init__(self, sink: _Sink, name: str):
         self._sink, self.name = sink, name
         self.encoding = "utf-8"
 
@@ -80,8 +81,9 @@ class _Sink:
         if self.truncated:
             return
         payload = base64.b64encode(data).decode("ascii") if isinstance(data, (bytes, bytearray)) else str(data)
-        self.chunks.append(["display", json.dumps({"kind": kind, "data": payload, "meta": meta},
-                                                   ensure_ascii=False, sort_keys=True)])
+        self.chunks.append(
+            ["display", json.dumps({"kind": kind, "data": payload, "meta": meta}, ensure_ascii=False, sort_keys=True)]
+        )
 
     def write(self, stream: str, s: str) -> None:
         if self.truncated or not s:
@@ -94,7 +96,7 @@ class _Sink:
                 for _ in range(room_lines):
                     pos = s.find("\n", pos + 1)
                 cut = pos + 1
-            s = s[:min(cut, MAX_OUTPUT_CHARS - self.chars)]
+            s = s[: min(cut, MAX_OUTPUT_CHARS - self.chars)]
             self.truncated = True
         self.lines += s.count("\n")
         self.chars += len(s)
@@ -142,7 +144,9 @@ def execute_cell(code: str, filename: str, namespace: dict, root: Path) -> dict:
         runtime.begin_run()
     try:
         result["repr"], repr_cut = runtime.execute_notebook_cell(code, filename, namespace, MAX_REPR_CHARS)
-        sink.truncated = sink.truncated or repr_cut or (hasattr(runtime, "displays_truncated") and runtime.displays_truncated())
+        sink.truncated = (
+            sink.truncated or repr_cut or (hasattr(runtime, "displays_truncated") and runtime.displays_truncated())
+        )
     except BaseException as exc:  # noqa: BLE001 - user code may raise anything, SystemExit included
         text, frames = _trimmed_traceback(exc)
         own = [line for name, line in frames if name == filename]
@@ -190,9 +194,16 @@ def run_cells_in_child(cells: list[dict], root: Path, timeout: float | None = No
     timeout = CELL_TIMEOUT_S if timeout is None else timeout
     request = {"root": str(root), "prelude": PRELUDE, "cells": cells}
     env = {**os.environ, "PYTHONHASHSEED": "0", "PYTHONIOENCODING": "utf-8", "PYTHONDONTWRITEBYTECODE": "1"}
-    return _run_protocol([sys.executable, "-c", "from builder.cells.executor import child_main; child_main()"],
-                         request, cells, cwd=root, env=env, startup=STARTUP_TIMEOUT_S, timeout=timeout,
-                         what="Python")
+    return _run_protocol(
+        [sys.executable, "-c", "from builder.cells.executor import child_main; child_main()"],
+        request,
+        cells,
+        cwd=root,
+        env=env,
+        startup=STARTUP_TIMEOUT_S,
+        timeout=timeout,
+        what="Python",
+    )
 
 
 PYODIDE_STARTUP_TIMEOUT_S = 240.0
@@ -213,34 +224,74 @@ def run_cells_in_pyodide(cells: list[dict], root: Path, runtime: dict, timeout: 
     course_runtime = root / "theme" / "js" / "python" / "course_runtime.py"
     packs_module = root / "theme" / "js" / "python" / "packs.js"
     real = lambda p: str(Path(p).resolve())  # noqa: E731 - Node's permission checks see real paths
-    runtime = {**runtime, "pyodideDir": real(runtime["pyodideDir"]), "stdlib": real(runtime["stdlib"]),
-               "packs": [{**p, "path": real(p["path"])} for p in runtime["packs"]],
-               "optional": {k: {**o, "path": real(o["path"])} for k, o in runtime["optional"].items()}}
-    spec = {**{k: runtime[k] for k in ("pyodideDir", "stdlib", "packs", "optional")},
-            "courseRuntime": str(course_runtime), "executor": str(Path(__file__).resolve()),
-            "packsModule": str(packs_module), "env": {"HOME": "/home/pyodide", "MPLBACKEND": "agg"}}
+    runtime = {
+        **runtime,
+        "pyodideDir": real(runtime["pyodideDir"]),
+        "stdlib": real(runtime["stdlib"]),
+        "packs": [{**p, "path": real(p["path"])} for p in runtime["packs"]],
+        "optional": {k: {**o, "path": real(o["path"])} for k, o in runtime["optional"].items()},
+    }
+    spec = {
+        **{k: runtime[k] for k in ("pyodideDir", "stdlib", "packs", "optional")},
+        "courseRuntime": str(course_runtime),
+        "executor": str(Path(__file__).resolve()),
+        "packsModule": str(packs_module),
+        "env": {"HOME": "/home/pyodide", "MPLBACKEND": "agg"},
+    }
     with tempfile.TemporaryDirectory(prefix="course-cells-") as tmp:
         spec_path = Path(tmp).resolve() / "spec.json"
         spec_path.write_text(json.dumps(spec), "utf-8")
-        readable = [spec_path, PYODIDE_PROGRAM, course_runtime, packs_module, Path(__file__).resolve(),
-                    Path(runtime["pyodideDir"]), Path(runtime["stdlib"]),
-                    *(Path(p["path"]) for p in runtime["packs"]), *(Path(o["path"]) for o in runtime["optional"].values())]
+        readable = [
+            spec_path,
+            PYODIDE_PROGRAM,
+            course_runtime,
+            packs_module,
+            Path(__file__).resolve(),
+            Path(runtime["pyodideDir"]),
+            Path(runtime["stdlib"]),
+            *(Path(p["path"]) for p in runtime["packs"]),
+            *(Path(o["path"]) for o in runtime["optional"].values()),
+        ]
         # one flag per path (Node 20.20 no longer splits a comma list); node_modules may be a symlink: both names
         paths = sorted({str(p) for p in readable} | {str(p.resolve()) for p in readable})
-        cmd = [runtime["node"], "--experimental-permission", "--no-warnings",
-               *(f"--allow-fs-read={p}" for p in paths),
-               "--disallow-code-generation-from-strings", str(PYODIDE_PROGRAM), str(spec_path)]
+        cmd = [
+            runtime["node"],
+            "--experimental-permission",
+            "--no-warnings",
+            *(f"--allow-fs-read={p}" for p in paths),
+            "--disallow-code-generation-from-strings",
+            str(PYODIDE_PROGRAM),
+            str(spec_path),
+        ]
         env = {"PATH": os.environ.get("PATH", ""), "LANG": "C.UTF-8"}
-        return _run_protocol(cmd, {"prelude": PRELUDE, "cells": cells}, cells, cwd=Path(tmp), env=env,
-                             startup=PYODIDE_STARTUP_TIMEOUT_S, timeout=timeout, what="Pyodide")
+        return _run_protocol(
+            cmd,
+            {"prelude": PRELUDE, "cells": cells},
+            cells,
+            cwd=Path(tmp),
+            env=env,
+            startup=PYODIDE_STARTUP_TIMEOUT_S,
+            timeout=timeout,
+            what="Pyodide",
+        )
 
 
-def _run_protocol(cmd: list[str], request: dict, cells: list[dict], *, cwd: Path, env: dict, startup: float,
-                  timeout: float, what: str) -> list[dict]:
+def _run_protocol(
+    cmd: list[str], request: dict, cells: list[dict], *, cwd: Path, env: dict, startup: float, timeout: float, what: str
+) -> list[dict]:
     """Start `cmd` in its own process group, send `request`, read {"ready"} then one result line per cell
     (each within `timeout` s); the whole group is killed at the end, whatever happened."""
-    proc = subprocess.Popen(cmd, cwd=str(cwd), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            env=env, text=True, encoding="utf-8", start_new_session=True)
+    proc = subprocess.Popen(
+        cmd,
+        cwd=str(cwd),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        text=True,
+        encoding="utf-8",
+        start_new_session=True,
+    )
     lines: queue.Queue[str | None] = queue.Queue()
     stderr_text: list[str] = []
 
@@ -269,7 +320,9 @@ def _run_protocol(cmd: list[str], request: dict, cells: list[dict], *, cwd: Path
                 line = lines.get(timeout=limit)
             except queue.Empty:
                 what = "did not finish" if step else f"could not start {what}"
-                raise CellRunError(running, f"{what} within {limit:g} s (infinite loop?); the build stopped it") from None
+                raise CellRunError(
+                    running, f"{what} within {limit:g} s (infinite loop?); the build stopped it"
+                ) from None
             if line is None:
                 proc.wait(timeout=5)
                 # stdout's end can come before the stderr reader has stored what the process said last: wait for
@@ -277,10 +330,14 @@ def _run_protocol(cmd: list[str], request: dict, cells: list[dict], *, cwd: Path
                 stderr_pump.join(timeout=5)
                 tail = "".join(stderr_text).strip()
                 if "ERR_ACCESS_DENIED" in tail or "Access to this API has been restricted" in tail:
-                    tail = ("it tried to reach the host (a file outside the runtime, a process or the network), "
-                            "which build-time cells cannot do\n" + tail[-1500:])
-                raise CellRunError(running, f"crashed the {what} process (exit code {proc.returncode})"
-                                   + (f":\n{tail}" if tail else ""))
+                    tail = (
+                        "it tried to reach the host (a file outside the runtime, a process or the network), "
+                        "which build-time cells cannot do\n" + tail[-1500:]
+                    )
+                raise CellRunError(
+                    running,
+                    f"crashed the {what} process (exit code {proc.returncode})" + (f":\n{tail}" if tail else ""),
+                )
             if step == 0:
                 continue
             results.append(json.loads(line))

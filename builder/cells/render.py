@@ -1,6 +1,7 @@
 """Rendering a code cell: a toolbar, the server-highlighted source (readable without JavaScript; theme/js/cells.js
 later swaps the <pre> for a CodeMirror editor, loaded only when the reader is about to edit or run code) and the
 captured "构建时输出", in the same structure cells.js produces after a run in the browser."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -18,14 +19,36 @@ from .executor import PRELUDE
 # The Pygments classes theme/css/base.css colours (.hl-k, .hl-s2, …). A token of any other type (names,
 # punctuation, whitespace: most of the tokens) gets no <span>: it would be unstyled markup, ~40 % of the
 # static code's bytes. tests/unit/test_cells.py checks this set against base.css.
-STYLED_CLASSES = frozenset({
-    "k", "kn", "kc", "kd", "kr", "ow",              # keywords
-    "s", "s1", "s2", "sd", "sa", "si", "se",        # strings
-    "m", "mi", "mf", "mh",                          # numbers
-    "c", "c1", "cm", "ch",                          # comments
-    "nf", "nb", "bp", "fm",                         # functions, builtins
-    "o",                                            # operators
-})
+STYLED_CLASSES = frozenset(
+    {
+        "k",
+        "kn",
+        "kc",
+        "kd",
+        "kr",
+        "ow",  # keywords
+        "s",
+        "s1",
+        "s2",
+        "sd",
+        "sa",
+        "si",
+        "se",  # strings
+        "m",
+        "mi",
+        "mf",
+        "mh",  # numbers
+        "c",
+        "c1",
+        "cm",
+        "ch",  # comments
+        "nf",
+        "nb",
+        "bp",
+        "fm",  # functions, builtins
+        "o",  # operators
+    }
+)
 _CELL_FORMATTER = HtmlFormatter(nowrap=True, classprefix="hl-")
 
 
@@ -41,7 +64,6 @@ def highlight_cell_source(code: str) -> str:
     tokens = PythonLexer(stripnl=False, ensurenl=False).get_tokens(code)
     plain = ((ttype if _css_class(ttype) in STYLED_CLASSES else PygmentsToken.Text, value) for ttype, value in tokens)
     return pygments_format(plain, _CELL_FORMATTER)
-
 
 
 MAX_ERROR_LINES = 2000  # like the output's cap (theme/js/cells/output.js MAX_LINES): a message can be huge
@@ -62,15 +84,19 @@ def _display_html(payload: str) -> tuple[str, str]:
     d = json.loads(payload)
     meta = d.get("meta", {})
     if d["kind"] == "image/png":
-        size = "".join(f' {a}="{int(meta[k])}"' for a, k in (("width", "cssWidth"), ("height", "cssHeight")) if k in meta)
+        size = "".join(
+            f' {a}="{int(meta[k])}"' for a, k in (("width", "cssWidth"), ("height", "cssHeight")) if k in meta
+        )
         alt = escapeHtml(str(meta.get("alt", "matplotlib 图")))
         if "src" not in d:
             return f'<img class="cell-figure" src="data:image/png;base64,{d["data"]}"{size} alt="{alt}">', ""
         # A file: without JavaScript the <source> shows it at once; with it, theme/js/site/lazy-figures.js sets
         # the <img>'s src when the cell nears the view (not Chromium's wider loading="lazy": issue 19's first view).
         src = escapeHtml(d["src"])
-        return (f'<picture><source srcset="{src}" media="(scripting: none)">'
-                f'<img class="cell-figure" data-src="{src}"{size} decoding="async" alt="{alt}"></picture>'), ""
+        return (
+            f'<picture><source srcset="{src}" media="(scripting: none)">'
+            f'<img class="cell-figure" data-src="{src}"{size} decoding="async" alt="{alt}"></picture>'
+        ), ""
     if d["kind"] == WIDGET_KIND:
         return "", _widget_html(json.loads(d["data"]))
     return f'<span class="cell-note">（无法显示的输出：{escapeHtml(d["kind"])}）</span>', ""
@@ -91,19 +117,27 @@ def _widget_html(spec: dict) -> str:
     name = str(spec.get("widget", ""))
     data = spec.get("data", {})
     if data.get("bars"):
-        rows = "".join(f"<tr><th scope=\"row\">{escapeHtml(t)}</th><td>{_pct(w)}</td></tr>"
-                       for t, w in zip(data["tokens"], data["row"]))
+        rows = "".join(
+            f'<tr><th scope="row">{escapeHtml(t)}</th><td>{_pct(w)}</td></tr>'
+            for t, w in zip(data["tokens"], data["row"])
+        )
         table = f'<div class="heat-scroll"><table class="num-table"><caption>{escapeHtml(data.get("title", ""))}（%）</caption>{rows}</table></div>'
     else:
         ex = data["examples"][0]
         head = "".join(f'<th scope="col">{escapeHtml(t)}</th>' for t in ex["tokens"])
-        body = "".join(f'<tr><th scope="row">{escapeHtml(t)}</th>' + "".join(f"<td>{_pct(w)}</td>" for w in row) + "</tr>"
-                       for t, row in zip(ex["tokens"], ex["weights"]["none"]))
-        table = (f'<div class="heat-scroll"><table class="num-table"><caption>{escapeHtml(ex["title"])}（%）</caption>'
-                 f'<thead><tr><td></td>{head}</tr></thead><tbody>{body}</tbody></table></div>')
+        body = "".join(
+            f'<tr><th scope="row">{escapeHtml(t)}</th>' + "".join(f"<td>{_pct(w)}</td>" for w in row) + "</tr>"
+            for t, row in zip(ex["tokens"], ex["weights"]["none"])
+        )
+        table = (
+            f'<div class="heat-scroll"><table class="num-table"><caption>{escapeHtml(ex["title"])}（%）</caption>'
+            f"<thead><tr><td></td>{head}</tr></thead><tbody>{body}</tbody></table></div>"
+        )
     payload = json.dumps(data, ensure_ascii=False, separators=(",", ":")).replace("</", "<\\/")
-    return (f'<div class="widget cell-widget" data-widget="{escapeHtml(name)}"><div class="widget-body">{table}</div>'
-            f'<script type="application/json" class="widget-data">{payload}</script></div>')
+    return (
+        f'<div class="widget cell-widget" data-widget="{escapeHtml(name)}"><div class="widget-body">{table}</div>'
+        f'<script type="application/json" class="widget-data">{payload}</script></div>'
+    )
 
 
 def _output_html(out: CellOutput | None) -> str:
@@ -127,22 +161,35 @@ def _output_html(out: CellOutput | None) -> str:
         if out.truncated or error_cut:
             parts.append('<span class="cell-truncated">输出过长，已截断</span>')
     body = "".join(parts)
-    return (f'<div class="cell-output" data-origin="build"{"" if body else " data-empty"}>'
-            f'<div class="cell-output-head"><span class="cell-output-label">构建时输出</span>'
-            f'<span class="cell-status" role="status" aria-live="polite"></span></div>'
-            f'<pre class="cell-log" role="log" aria-live="polite" aria-label="输出" tabindex="0">{body}</pre>'
-            + (f'<div class="cell-widgets">{"".join(widgets)}</div>' if any(widgets) else "")
-            + '</div>')
+    return (
+        f'<div class="cell-output" data-origin="build"{"" if body else " data-empty"}>'
+        f'<div class="cell-output-head"><span class="cell-output-label">构建时输出</span>'
+        f'<span class="cell-status" role="status" aria-live="polite"></span></div>'
+        f'<pre class="cell-log" role="log" aria-live="polite" aria-label="输出" tabindex="0">{body}</pre>'
+        + (f'<div class="cell-widgets">{"".join(widgets)}</div>' if any(widgets) else "")
+        + "</div>"
+    )
 
 
 def render_cell(cell: Cell, first: bool) -> str:
     """One cell: a toolbar, the highlighted source (the editor replaces it), the build-time output."""
     code_html = highlight_cell_source(cell.code)
     n_lines = cell.code.count("\n")
-    attrs = [f'id="{escapeHtml(cell.element_id)}"', f'data-cell-id="{escapeHtml(cell.id)}"',
-             f'data-source-hash="{cell.source_hash}"', f'style="--cell-lines: {n_lines}"']
-    attrs += [a for a, on in (("data-hide", cell.hide), ("data-readonly", cell.readonly),
-                              ("data-expect-error", cell.expect_error)) if on]
+    attrs = [
+        f'id="{escapeHtml(cell.element_id)}"',
+        f'data-cell-id="{escapeHtml(cell.id)}"',
+        f'data-source-hash="{cell.source_hash}"',
+        f'style="--cell-lines: {n_lines}"',
+    ]
+    attrs += [
+        a
+        for a, on in (
+            ("data-hide", cell.hide),
+            ("data-readonly", cell.readonly),
+            ("data-expect-error", cell.expect_error),
+        )
+        if on
+    ]
     label = "准备代码" if cell.hide else "代码单元"
     toolbar = (
         '<div class="cell-toolbar" role="group" aria-label="代码单元操作">'
@@ -152,28 +199,36 @@ def render_cell(cell: Cell, first: bool) -> str:
         'title="运行（Ctrl/⌘ + Enter）" aria-keyshortcuts="Control+Enter Meta+Enter">▶ 运行</button>'
         '<button type="button" class="cell-btn cell-stop" data-action="stop" disabled hidden>■ 停止</button>'
         f'<button type="button" class="cell-btn cell-reset" data-action="reset" disabled title="恢复作者的原始代码">↺ 重置</button>'
-        '</div>'
+        "</div>"
     )
     # Focusable (tabindex): the reader can scroll it with the keyboard and run it with Ctrl/⌘+Enter before
     # the editor has loaded; cells.js adds the key handling and later swaps this <pre> for CodeMirror.
     # role="group": a bare <pre> may not carry a name (ARIA in HTML).
-    source = (f'<div class="cell-editor"><pre class="cell-source" role="group" tabindex="0" '
-              f'aria-label="Python 代码（单元 {escapeHtml(cell.id)}）"><code class="language-python">'
-              f'{code_html}</code></pre></div>')
+    source = (
+        f'<div class="cell-editor"><pre class="cell-source" role="group" tabindex="0" '
+        f'aria-label="Python 代码（单元 {escapeHtml(cell.id)}）"><code class="language-python">'
+        f"{code_html}</code></pre></div>"
+    )
     notice = '<div class="cell-notice" role="status" hidden></div>'
     inner = toolbar + notice + source + _output_html(cell.output)
     if cell.hide:
-        inner = (f'<details class="cell-setup"><summary>准备代码（已折叠；运行下方单元前会自动执行）</summary>'
-                 f'{inner}</details>')
+        inner = (
+            f'<details class="cell-setup"><summary>准备代码（已折叠；运行下方单元前会自动执行）</summary>'
+            f"{inner}</details>"
+        )
     # A named region (a <div role="region">, not a <section>: a section without a heading is invalid).
-    html = (f'<div class="code-cell" role="region" {" ".join(attrs)} aria-label="{label} {escapeHtml(cell.id)}">'
-            f'{inner}</div>\n')
+    html = (
+        f'<div class="code-cell" role="region" {" ".join(attrs)} aria-label="{label} {escapeHtml(cell.id)}">'
+        f"{inner}</div>\n"
+    )
     if first:
-        bar = ('<div class="cells-bar" role="group" aria-label="本页代码">'
-               f'<button type="button" class="cell-btn cells-run-all" data-action="run-all" disabled>▶▶ 全部运行</button>'
-               '<span class="cells-bar-status" role="status" aria-live="polite">本页代码已在构建时运行，下方显示的是构建时输出；'
-               '点击“运行”即可在浏览器中重新执行（首次需加载 Python 运行环境）。</span>'
-               f'<script type="text/plain" class="cells-prelude">{escapeHtml(PRELUDE)}</script>'
-               '</div>\n')
+        bar = (
+            '<div class="cells-bar" role="group" aria-label="本页代码">'
+            f'<button type="button" class="cell-btn cells-run-all" data-action="run-all" disabled>▶▶ 全部运行</button>'
+            '<span class="cells-bar-status" role="status" aria-live="polite">本页代码已在构建时运行，下方显示的是构建时输出；'
+            "点击“运行”即可在浏览器中重新执行（首次需加载 Python 运行环境）。</span>"
+            f'<script type="text/plain" class="cells-prelude">{escapeHtml(PRELUDE)}</script>'
+            "</div>\n"
+        )
         html = bar + html
     return html

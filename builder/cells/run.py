@@ -5,6 +5,7 @@ executor, the prelude) and every cell's id and source, so a warm build executes 
 A cell that raises (unless marked :expect-error:), hangs or crashes the process is a build error at the line
 of the cell that failed.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -45,9 +46,14 @@ def cache_keys(cells: list[Cell], root: Path, runtime_key: str | None = None) ->
     `runtime_key`: the Pyodide runtime's digest (builder/runtime/cell_env.py) when the cells run there."""
     h = hashlib.sha256(_cache_inputs(root).encode())
     if runtime_key is not None:
-        h.update(b"pyodide\0" + runtime_key.encode() + hashlib.sha256(
-            Path(__file__).with_name("pyodide_cells.cjs").read_bytes()
-            + Path(__file__).with_name("executor.py").read_bytes()).digest())
+        h.update(
+            b"pyodide\0"
+            + runtime_key.encode()
+            + hashlib.sha256(
+                Path(__file__).with_name("pyodide_cells.cjs").read_bytes()
+                + Path(__file__).with_name("executor.py").read_bytes()
+            ).digest()
+        )
     keys = []
     for cell in cells:
         h.update(json.dumps([cell.id, cell.code, cell.expect_error]).encode() + b"\0")
@@ -63,13 +69,21 @@ def run_page_cells(context: ParseContext, cache_dir: Path | None, root: Path, ru
     run_cells_of_pages([context], cache_dir, root, runtime, jobs=1)
 
 
-def run_cells_of_pages(contexts: list[ParseContext], cache_dir: Path | None, root: Path, runtime: dict | None = None,
-                       *, jobs: int | None = None) -> None:
+def run_cells_of_pages(
+    contexts: list[ParseContext],
+    cache_dir: Path | None,
+    root: Path,
+    runtime: dict | None = None,
+    *,
+    jobs: int | None = None,
+) -> None:
     """`run_page_cells` for many pages: the pages the cache misses run side by side, up to `jobs` at a time (None:
     one per core) — each page in its own interpreter process (one namespace per page), so they share nothing."""
     todo = [c for c in contexts if c.cells and all(cell is not None for cell in c.cells)]
-    keys = {id(c): cachestore.digest("cells", cache_keys(c.cells, root, runtime["key"] if runtime else None)[-1])
-            for c in todo}  # each key hashes every cell of its page
+    keys = {
+        id(c): cachestore.digest("cells", cache_keys(c.cells, root, runtime["key"] if runtime else None)[-1])
+        for c in todo
+    }  # each key hashes every cell of its page
     with cachestore.open_cache(cache_dir) as store:
         found = store.get_many(list(keys.values()))
     misses = [c for c in todo if keys[id(c)] not in found]
@@ -92,11 +106,13 @@ def _apply(context: ParseContext, result: tuple[list[CellOutput], tuple[int, str
         # A copy: the cache hands every build of this process the same object, and the next build of the page
         # (another output folder) must find the figures' bytes in it again to write its own files.
         cell.output = dataclasses.replace(
-            output, chunks=[_figure_file(stream, text, context) for stream, text in output.chunks])
+            output, chunks=[_figure_file(stream, text, context) for stream, text in output.chunks]
+        )
     if failure is not None:
         index, message, offset = failure
-        context.problems.add(Code.CELL, context.rel, context.line_offset + _fence_line(cells[index]) + 1 + offset,
-                             message)
+        context.problems.add(
+            Code.CELL, context.rel, context.line_offset + _fence_line(cells[index]) + 1 + offset, message
+        )
 
 
 FIGURE_DIR = "assets/figures"
@@ -111,6 +127,7 @@ def _figure_file(stream: str, text: str, context: ParseContext) -> tuple[str, st
     if d.get("kind") != "image/png" or "data" not in d:
         return stream, text
     import base64
+
     png = base64.b64decode(d.pop("data"))
     name = f"{FIGURE_DIR}/{hashlib.sha256(png).hexdigest()[:20]}.png"
     context.facts.files[name] = png
@@ -122,7 +139,9 @@ def _fence_line(cell: Cell) -> int:
     return cell.token.map[0] if cell.token is not None and cell.token.map else 0
 
 
-def _execute(cells: list[Cell], root: Path, runtime: dict | None = None) -> tuple[list[CellOutput], tuple[int, str, int] | None]:
+def _execute(
+    cells: list[Cell], root: Path, runtime: dict | None = None
+) -> tuple[list[CellOutput], tuple[int, str, int] | None]:
     """Run the cells: (outputs of the cells that ran, None or (index, message, line offset from the fence)
     of the first failure)."""
     request = [{"filename": c.filename, "code": c.code, "expect_error": c.expect_error} for c in cells]
@@ -133,14 +152,22 @@ def _execute(cells: list[Cell], root: Path, runtime: dict | None = None) -> tupl
         return [], (index, f"code cell '{cells[index].id}' {message}", 0)  # where it hung is unknown
     outputs: list[CellOutput] = []
     for index, (cell, result) in enumerate(zip(cells, results)):
-        output = CellOutput(chunks=[(s, t) for s, t in result["chunks"]], repr=result["repr"],
-                            error=result["error"], truncated=result["truncated"], seconds=result["seconds"])
+        output = CellOutput(
+            chunks=[(s, t) for s, t in result["chunks"]],
+            repr=result["repr"],
+            error=result["error"],
+            truncated=result["truncated"],
+            seconds=result["seconds"],
+        )
         outputs.append(output)
         error = result["error"]
         if error and not cell.expect_error:
             tb = "\n".join("    " + line for line in error["traceback"].rstrip("\n").split("\n"))
-            return outputs, (index, f"code cell '{cell.id}' raised {error['type']}: {error['message']}\n{tb}",
-                             cell.code_offset + error["line"] - 1)
+            return outputs, (
+                index,
+                f"code cell '{cell.id}' raised {error['type']}: {error['message']}\n{tb}",
+                cell.code_offset + error["line"] - 1,
+            )
         if cell.expect_error and not error:
             return outputs, (index, f"code cell '{cell.id}' is marked :expect-error: but did not raise", 0)
     return outputs, None

@@ -1,5 +1,6 @@
 """KaTeX's output made smaller (`compact_katex_html`): what is cached and put into pages — the same elements,
 classes and lengths, without the bytes no browser or screen reader uses."""
+
 from __future__ import annotations
 
 import re
@@ -10,7 +11,8 @@ COMPACT_VERSION = "compact-3"
 _MATH_XMLNS = '<math xmlns="http://www.w3.org/1998/Math/MathML"'
 _SVG_XMLNS = '<svg xmlns="http://www.w3.org/2000/svg"'
 _TEX_ANNOTATION_RE = re.compile(
-    r'<semantics>(.*?)<annotation encoding="application/x-tex">[^<]*</annotation></semantics>', re.S)
+    r'<semantics>(.*?)<annotation encoding="application/x-tex">[^<]*</annotation></semantics>', re.S
+)
 _STYLE_RE = re.compile(r' style="([^"]*)"')
 _LEADING_ZERO_RE = re.compile(r"(?<![\w.])0\.(?=\d)")
 
@@ -26,13 +28,34 @@ def _compact_style(match: re.Match[str]) -> str:
 # formula-heavy page. The stylesheet gets one rule per class (`style_class_rules`, !important so that it wins
 # exactly where the inline style did: over every rule of KaTeX's own).
 STYLE_CLASSES = (
-    "height:2.7em", "margin-right:.2778em", "margin-right:.2222em", "margin-right:.13889em", "height:.15em",
-    "margin-right:.1667em", "height:3em", "height:1em;vertical-align:-.25em",
-    "top:-2.55em;margin-left:0em;margin-right:.05em", "margin-right:.03148em",
-    "top:-2.55em;margin-left:-.1389em;margin-right:.05em", "height:.6833em", "height:.3361em", "margin-right:.03588em",
-    "height:.6944em", "height:.2861em", "top:-3.063em;margin-right:.05em", "height:.3117em", "height:.3011em",
-    "margin-right:.07153em", "height:.3283em", "height:.4306em", "margin-right:.22222em", "margin-right:.05724em",
-    "top:-3em", "margin-right:.07847em", "height:.6444em", "height:.8141em",
+    "height:2.7em",
+    "margin-right:.2778em",
+    "margin-right:.2222em",
+    "margin-right:.13889em",
+    "height:.15em",
+    "margin-right:.1667em",
+    "height:3em",
+    "height:1em;vertical-align:-.25em",
+    "top:-2.55em;margin-left:0em;margin-right:.05em",
+    "margin-right:.03148em",
+    "top:-2.55em;margin-left:-.1389em;margin-right:.05em",
+    "height:.6833em",
+    "height:.3361em",
+    "margin-right:.03588em",
+    "height:.6944em",
+    "height:.2861em",
+    "top:-3.063em;margin-right:.05em",
+    "height:.3117em",
+    "height:.3011em",
+    "margin-right:.07153em",
+    "height:.3283em",
+    "height:.4306em",
+    "margin-right:.22222em",
+    "margin-right:.05724em",
+    "top:-3em",
+    "margin-right:.07847em",
+    "height:.6444em",
+    "height:.8141em",
 )
 _STYLE_CLASS = {style: f"k{i}" for i, style in enumerate(STYLE_CLASSES)}
 # KaTeX's atom classes (ordinary, binary, relation, open, close, punctuation, inner, operator) and `mtight` (a
@@ -46,8 +69,10 @@ _ATTR_RE = re.compile(r'\s([\w:-]+)="([^"]*)"')
 
 def style_class_rules() -> str:
     """The stylesheet rules of STYLE_CLASSES (appended to KaTeX's; pruning keeps those the site's formulas use)."""
-    return "".join(f".katex .{_STYLE_CLASS[style]}{{{';'.join(d + '!important' for d in style.split(';'))}}}"
-                   for style in STYLE_CLASSES)
+    return "".join(
+        f".katex .{_STYLE_CLASS[style]}{{{';'.join(d + '!important' for d in style.split(';'))}}}"
+        for style in STYLE_CLASSES
+    )
 
 
 def _compact_tag(match: re.Match[str]) -> str:

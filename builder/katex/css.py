@@ -1,6 +1,7 @@
 """KaTeX's stylesheet read as CSS: the one tokenizer (`css_blocks`) that both the pruning here and the font
 rules (fonts.py) use, the class names of KaTeX HTML (`classes_in`), and the stylesheet pruned to the rules the
 site's formulas can match (`prune_katex_css`)."""
+
 from __future__ import annotations
 
 import re
@@ -109,6 +110,8 @@ def prune_katex_css(css: str, used_classes: set[str]) -> str:
     @font-face rules of families that no kept rule names. Order and text of everything kept are unchanged."""
     rules = _prune_rules(css, used_classes)
     named = "".join(text for text, family in rules if family is None)
-    return "".join(text for text, family in rules
-                   if family is None or not family
-                   or re.search(rf"(?<![\w-]){re.escape(family)}(?![\w-])", named))
+    return "".join(
+        text
+        for text, family in rules
+        if family is None or not family or re.search(rf"(?<![\w-]){re.escape(family)}(?![\w-])", named)
+    )

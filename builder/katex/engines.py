@@ -7,6 +7,7 @@ Two engines run the very same KaTeX build and must produce byte-identical HTML (
 * `PykatexEngine` — pykatex (KaTeX embedded in QuickJS): the reference, and the fallback when
   node_modules/katex is missing (`npm ci` not run) or is another KaTeX version.
 """
+
 from __future__ import annotations
 
 import json
@@ -26,7 +27,7 @@ KATEX_JS = KATEX_DIST / "katex.min.js"
 # `untrusted_command` find it and make it a build error.
 UNTRUSTED_COLOR = "#cc0001"
 KATEX_OPTIONS = {"throwOnError": True, "strict": "ignore", "output": "htmlAndMathml", "errorColor": UNTRUSTED_COLOR}
-UNTRUSTED_RE = re.compile(r'color:' + UNTRUSTED_COLOR + r';?">(\\[A-Za-z@]+)</span>')
+UNTRUSTED_RE = re.compile(r"color:" + UNTRUSTED_COLOR + r';?">(\\[A-Za-z@]+)</span>')
 PARSE_ERROR_PREFIX = "KaTeX parse error: "
 
 Formula = tuple[str, bool]  # (TeX, display mode)
@@ -37,8 +38,10 @@ def untrusted_command(html: str) -> str | None:
     m = UNTRUSTED_RE.search(html)
     if m is None:
         return None
-    return (f"{m.group(1)} is not allowed in math (KaTeX's trust is off: formulas cannot link, load images or set "
-            "HTML classes, ids, styles or data)")
+    return (
+        f"{m.group(1)} is not allowed in math (KaTeX's trust is off: formulas cannot link, load images or set "
+        "HTML classes, ids, styles or data)"
+    )
 
 
 class MathEngine(Protocol):

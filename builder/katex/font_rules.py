@@ -1,6 +1,7 @@
 """The font rules of KaTeX's stylesheet (`parse_font_rules`: its @font-face rules and every rule that sets a
 font property) and the CSS font matching algorithm (`match_face`): what fonts.py applies to KaTeX's HTML to
 tell which font files a page's formulas make the browser download."""
+
 from __future__ import annotations
 
 import re
@@ -53,8 +54,10 @@ _COMMENT_RE = re.compile(r"/\*.*?\*/", re.S)
 _FONT_PROPERTIES = ("font", "font-family", "font-weight", "font-style")
 _WEIGHT_KEYWORDS = {"normal": 400, "bold": 700}
 _COMPOUND_RE = re.compile(r"^(\*|[a-zA-Z][\w-]*)?((?:\.-?[_a-zA-Z][\w-]*)*)$")
-_SIZE_RE = re.compile(r"^(?:[\d.]+(?:[a-z]+|%)?|xx-small|x-small|small|medium|large|x-large|xx-large|xxx-large"
-                      r"|smaller|larger)(?:/.*)?$")
+_SIZE_RE = re.compile(
+    r"^(?:[\d.]+(?:[a-z]+|%)?|xx-small|x-small|small|medium|large|x-large|xx-large|xxx-large"
+    r"|smaller|larger)(?:/.*)?$"
+)
 
 
 def _blocks(css: str) -> list[tuple[str, str]]:
@@ -99,7 +102,7 @@ def _font_shorthand(value: str) -> tuple[str, int, str]:
     for i, token in enumerate(tokens):
         low = token.lower()
         if _SIZE_RE.match(low) and not (low.isdigit() and i + 1 < len(tokens) and _SIZE_RE.match(tokens[i + 1])):
-            return _first_family(" ".join(tokens[i + 1:])), weight, style
+            return _first_family(" ".join(tokens[i + 1 :])), weight, style
         if low in ("italic", "oblique"):
             style = low
         elif low in _WEIGHT_KEYWORDS or low.isdigit():
@@ -121,8 +124,9 @@ def _parse_selector(text: str) -> Selector:
         if not token or not match:
             raise FontRulesError(f"selector {text!r} is not supported (only tags, classes, ' ' and '>')")
         tag = match.group(1)
-        parts.append((combinator, (None if tag in (None, "*") else tag.lower(),
-                                   frozenset(match.group(2).split(".")[1:]))))
+        parts.append(
+            (combinator, (None if tag in (None, "*") else tag.lower(), frozenset(match.group(2).split(".")[1:])))
+        )
     return tuple(parts)
 
 
@@ -137,8 +141,14 @@ def parse_font_rules(css: str) -> FontRules:
             urls = re.findall(r"url\(\s*[\"']?([^\"')]+\.woff2(?:\?[^\"')]*)?)[\"']?\s*\)", d.get("src", ""))
             if not urls or "unicode-range" in d:
                 raise FontRulesError(f"@font-face {body.strip()[:80]!r}: no woff2 source, or a unicode-range")
-            faces.append(FontFace(_first_family(d["font-family"]), _weight(d.get("font-weight", "normal")),
-                                  _style(d.get("font-style", "normal")), urls[0]))
+            faces.append(
+                FontFace(
+                    _first_family(d["font-family"]),
+                    _weight(d.get("font-weight", "normal")),
+                    _style(d.get("font-style", "normal")),
+                    urls[0],
+                )
+            )
             continue
         if head.startswith("@"):
             if any(re.search(rf"(?<![\w-]){p}\s*:", body) for p in _FONT_PROPERTIES):
@@ -171,8 +181,11 @@ def match_face(faces: list[FontFace], weight: int, style: str) -> FontFace | Non
     """The face the CSS font matching algorithm (CSS Fonts 4 §5.2) picks: style first, then weight."""
     if not faces:
         return None
-    style_order = {"italic": ("italic", "oblique", "normal"), "oblique": ("oblique", "italic", "normal"),
-                   "normal": ("normal", "oblique", "italic")}[style]
+    style_order = {
+        "italic": ("italic", "oblique", "normal"),
+        "oblique": ("oblique", "italic", "normal"),
+        "normal": ("normal", "oblique", "italic"),
+    }[style]
     for wanted in style_order:
         candidates = [f for f in faces if f.style == wanted]
         if candidates:

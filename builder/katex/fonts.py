@@ -19,13 +19,14 @@ math font, never a KaTeX one. tests/e2e/test_layout_shift.py checks the result a
 
 The same rules tell which font files the site draws at all (font_files_drawn): subset.py subsets only those.
 """
+
 from __future__ import annotations
 
 import posixpath
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Iterable
 from urllib.parse import urlsplit
 
 from .font_rules import Compound, FontFace, FontRules, FontRulesError, match_face, parse_font_rules
@@ -76,8 +77,9 @@ class FontUsage:
         for face in rules.faces:
             self._faces_by_family.setdefault(face.family, []).append(face)
         # the cascade: least specific first, then in stylesheet order; a later match overrides an earlier one
-        self._cascade = sorted(range(len(rules.rules)),
-                               key=lambda i: (rules.rules[i].specificity, rules.rules[i].order))
+        self._cascade = sorted(
+            range(len(rules.rules)), key=lambda i: (rules.rules[i].specificity, rules.rules[i].order)
+        )
         self._children: dict[tuple[_Style, str, str], _Style] = {}
         self._interned: dict[tuple, _Style] = {}
         self._formulas: dict[str, frozenset[FontFace]] = {}
@@ -107,8 +109,10 @@ class FontUsage:
         for r, rule in enumerate(self.rules.rules):
             for k, (combinator, compound) in enumerate(rule.selector):
                 if _compound_matches(compound, element) and (
-                        k == 0 or (combinator == " " and (r, k - 1) in parent.for_descendants)
-                        or (combinator == ">" and (r, k - 1) in parent.for_children)):
+                    k == 0
+                    or (combinator == " " and (r, k - 1) in parent.for_descendants)
+                    or (combinator == ">" and (r, k - 1) in parent.for_children)
+                ):
                     matched.add((r, k))
         family, weight, style = parent.family, parent.weight, parent.style
         for r in self._cascade:
@@ -183,8 +187,10 @@ class FontUsage:
             if tag is None:
                 name = _TAG_NAME_RE.match(opening_tag)
                 cls = _CLASS_RE.search(opening_tag)
-                tag = self._tags[opening_tag] = (name.group(1).lower() if name else "",
-                                                 next(g for g in cls.groups() if g is not None) if cls else "")
+                tag = self._tags[opening_tag] = (
+                    name.group(1).lower() if name else "",
+                    next(g for g in cls.groups() if g is not None) if cls else "",
+                )
             face = self.child_style(inherited, *tag).face
             if face is not None:
                 used.add(face)
@@ -224,13 +230,13 @@ def hidden_ranges(html: str) -> list[tuple[int, int]]:
             continue
         end = _element_end(html, "details", m.start())
         summary = _SUMMARY_RE.search(html, m.end(), end)
-        if summary and not html[m.end():summary.start()].strip():
+        if summary and not html[m.end() : summary.start()].strip():
             ranges.append((_element_end(html, "summary", summary.start()), end))
         else:
             ranges.append((m.end(), end))
     at = html.find("hidden")
     while at >= 0:  # str.find, not a regex: a page body is long and has few "hidden"
-        if html[at - 1:at].isspace() and html[at + 6:at + 7] in _ATTRIBUTE_END:
+        if html[at - 1 : at].isspace() and html[at + 6 : at + 7] in _ATTRIBUTE_END:
             tag_start = html.rfind("<", 0, at)
             # inside a tag, not inside a quoted attribute value
             if tag_start > html.rfind(">", 0, at) and not html.count('"', tag_start, at) % 2:

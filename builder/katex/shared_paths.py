@@ -6,14 +6,17 @@ A path used twice or more is written once, at the start of the body, in a hidden
 `<use href="#…">` of it — the same pixels (the `<use>` inherits `.katex svg`'s fill from its own `<svg>`; the
 shared path says `stroke="none"`, as `.katex svg path` does for KaTeX's own). The definitions come before any
 section of the page, so a section not yet rendered (`content-visibility`) never holds the path another one uses."""
+
 from __future__ import annotations
 
 import re
 from collections import Counter
 
 # KaTeX's own drawings only: an <svg> whose only child is one <path> (compact.py has removed the xmlns).
-_KATEX_SVG_PATH_RE = re.compile(r'(<svg width="[^"]*" height="[^"]*" viewBox="[^"]*" preserveAspectRatio="[^"]*">)'
-                                r'<path d="([^"]*)"/></svg>')
+_KATEX_SVG_PATH_RE = re.compile(
+    r'(<svg width="[^"]*" height="[^"]*" viewBox="[^"]*" preserveAspectRatio="[^"]*">)'
+    r'<path d="([^"]*)"/></svg>'
+)
 ID_PREFIX = "katex-path-"
 
 
@@ -28,8 +31,10 @@ def share_svg_paths(body_html: str) -> str:
         return f'{m.group(1)}<use href="#{ident}"/></svg>' if ident else m.group(0)
 
     defs = "".join(f'<path id="{ident}" d="{d}" stroke="none"/>' for d, ident in shared.items())
-    head = (f'<svg class="katex-shared-paths" width="0" height="0" aria-hidden="true" focusable="false" '
-            f'style="position:absolute">{defs}</svg>\n')
+    head = (
+        f'<svg class="katex-shared-paths" width="0" height="0" aria-hidden="true" focusable="false" '
+        f'style="position:absolute">{defs}</svg>\n'
+    )
     return head + _KATEX_SVG_PATH_RE.sub(use, body_html)
 
 
@@ -44,7 +49,7 @@ def unshare_svg_paths(body_html: str) -> str:
     if not head:
         return body_html
     paths = dict(_SHARED_PATH_RE.findall(head.group(1)))
-    return _USE_RE.sub(lambda m: f'<path d="{paths[m.group(1)]}"/>', body_html[head.end():])
+    return _USE_RE.sub(lambda m: f'<path d="{paths[m.group(1)]}"/>', body_html[head.end() :])
 
 
 __all__ = ["share_svg_paths", "unshare_svg_paths", "ID_PREFIX"]

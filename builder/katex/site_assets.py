@@ -1,14 +1,15 @@
 """The site's KaTeX files: KaTeX's stylesheet without the woff/ttf sources and its woff2 fonts (`katex_files`),
 and the same as this site needs them (`site_katex_assets`): the stylesheet pruned to the classes of the site's
 formulas, each font it still names subset to the characters they draw."""
+
 from __future__ import annotations
 
 import hashlib
 import json
 import re
+from collections.abc import Iterable
 from html import unescape
 from pathlib import Path
-from typing import Iterable
 
 from builder import cache as cachestore
 from builder.errors import AssetError
@@ -52,8 +53,9 @@ def formula_characters(formula_html: str) -> set[str]:
     return set(unescape(_TAG_RE.sub("", formula_html)) if "&" in formula_html else _TAG_RE.sub("", formula_html))
 
 
-def site_katex_assets(katex_files: dict[str, bytes], formulas: Iterable[Formula], cache_dir: Path | None,
-                      root: Path) -> dict[str, bytes]:
+def site_katex_assets(
+    katex_files: dict[str, bytes], formulas: Iterable[Formula], cache_dir: Path | None, root: Path
+) -> dict[str, bytes]:
     """KaTeX's stylesheet and fonts as this site needs them: the stylesheet pruned to the classes of the site's
     formulas (prune_katex_css), each font subset to their characters (subset_font). The formulas are typeset
     already: their HTML comes from the cache (`root`: the repository, for the engine should one be missing)."""
@@ -69,8 +71,10 @@ def site_katex_assets(katex_files: dict[str, bytes], formulas: Iterable[Formula]
         if facts is None:
             if len(_formula_facts) > 50_000:
                 _formula_facts.clear()
-            facts = _formula_facts[formula_html] = (frozenset(classes_in(formula_html)),
-                                                    frozenset(formula_characters(formula_html)))
+            facts = _formula_facts[formula_html] = (
+                frozenset(classes_in(formula_html)),
+                frozenset(formula_characters(formula_html)),
+            )
         used |= facts[0]
         characters |= facts[1]
     out = dict(katex_files)
@@ -80,22 +84,31 @@ def site_katex_assets(katex_files: dict[str, bytes], formulas: Iterable[Formula]
         for text in _CSS_CONTENT_RE.findall(css):  # generated content is drawn with the fonts too
             characters |= set(text)
     named = set(re.findall(r"url\(\s*[\"']?fonts/([^\"')?#]+)", out.get(KATEX_CSS_PATH, b"").decode("utf-8")))
-    fonts = {name: data for name, data in katex_files.items()
-             if name.startswith(KATEX_FONTS_DIR) and name[len(KATEX_FONTS_DIR):] in named}
+    fonts = {
+        name: data
+        for name, data in katex_files.items()
+        if name.startswith(KATEX_FONTS_DIR) and name[len(KATEX_FONTS_DIR) :] in named
+    }
     characters |= autohinter_reference(characters)
-    out.update(subset_fonts_cached(fonts, "".join(sorted(characters)),
-                                   katex_files.get(KATEX_CSS_PATH, b"").decode(), html.values(), cache_dir))
+    out.update(
+        subset_fonts_cached(
+            fonts, "".join(sorted(characters)), katex_files.get(KATEX_CSS_PATH, b"").decode(), html.values(), cache_dir
+        )
+    )
     return out
 
 
-def site_katex_assets_cached(katex_files: dict[str, bytes], formulas: Iterable[Formula], cache_dir: Path | None,
-                             root: Path) -> dict[str, bytes]:
+def site_katex_assets_cached(
+    katex_files: dict[str, bytes], formulas: Iterable[Formula], cache_dir: Path | None, root: Path
+) -> dict[str, bytes]:
     """site_katex_assets(), cached by what it depends on: the set of the site's formulas (most edits change no
     formula), KaTeX's files and the code of this package (the typesetting, pruning and subsetting)."""
     ordered = sorted(set(formulas))
-    key = cachestore.digest("site-katex-assets", cachestore.tree_digest([Path(__file__).parent]),
-                            json.dumps(ordered, ensure_ascii=False),
-                            *(name.encode() + b"\0" + hashlib.sha256(data).digest()
-                              for name, data in sorted(katex_files.items())))
+    key = cachestore.digest(
+        "site-katex-assets",
+        cachestore.tree_digest([Path(__file__).parent]),
+        json.dumps(ordered, ensure_ascii=False),
+        *(name.encode() + b"\0" + hashlib.sha256(data).digest() for name, data in sorted(katex_files.items())),
+    )
     with cachestore.open_cache(cache_dir) as store:
         return cachestore.cached(store, key, lambda: site_katex_assets(katex_files, ordered, cache_dir, root))

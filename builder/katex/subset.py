@@ -1,11 +1,12 @@
 """KaTeX's fonts cut down to the characters the site draws (`subset_font`, `subset_fonts_cached`), for the
 site's KaTeX files (site_assets.py)."""
+
 from __future__ import annotations
 
 import io
 import re
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 import fontTools
 
@@ -26,16 +27,18 @@ FONT_SUBSET_VERSION = "2"  # part of the subset cache key: change it whenever wh
 # differently. Latin's are always kept (digits, symbols and Latin letters use them); another script's when the
 # site draws one of its letters.
 AUTOHINTER_REFERENCE = {
-    "latin": ("THEZOCQS" "HEZLOCUS" "fijkdbh" "uvxzoesc" "nrxzoesc" "pqgjy" "oO0", None),
-    "greek": ("ΓΒΕΖΘΟΩ" "ΒΔΖΞΘΟ" "βθδζλξ" "αειοπστω" "βγημρφχψ" "οΟ", re.compile("[\u0370-\u03ff\u1f00-\u1fff]")),
-    "cyrillic": ("БВЕПЗОСЭ" "БВЕШЗОСЭ" "хпншезос" "руф" "оО", re.compile("[\u0400-\u052f]")),
+    "latin": ("THEZOCQSHEZLOCUSfijkdbhuvxzoescnrxzoescpqgjyoO0", None),
+    "greek": ("ΓΒΕΖΘΟΩΒΔΖΞΘΟβθδζλξαειοπστωβγημρφχψοΟ", re.compile("[\u0370-\u03ff\u1f00-\u1fff]")),
+    "cyrillic": ("БВЕПЗОСЭБВЕШЗОСЭхпншезосруфоО", re.compile("[\u0400-\u052f]")),
 }
 
 
 def autohinter_reference(characters: set[str]) -> set[str]:
     """The reference letters of every script `characters` has letters of (Latin always)."""
     text = "".join(characters)
-    return {c for chars, script in AUTOHINTER_REFERENCE.values() if script is None or script.search(text) for c in chars}
+    return {
+        c for chars, script in AUTOHINTER_REFERENCE.values() if script is None or script.search(text) for c in chars
+    }
 
 
 def subset_font(woff2: bytes, characters: str) -> bytes:
@@ -69,18 +72,27 @@ def subset_font(woff2: bytes, characters: str) -> bytes:
     return out.getvalue()
 
 
-def subset_fonts_cached(fonts: dict[str, bytes], characters: str, css: str, formulas_html: Iterable[str],
-                        cache_dir: Path | None) -> dict[str, bytes]:
+def subset_fonts_cached(
+    fonts: dict[str, bytes], characters: str, css: str, formulas_html: Iterable[str], cache_dir: Path | None
+) -> dict[str, bytes]:
     """The fonts the formulas draw with, each subset to `characters` (the others are never requested: left as
     they are), cached by (characters, fonts): a page edit seldom adds a character."""
-    key = cachestore.digest("katex-font-subset", FONT_SUBSET_VERSION, fontTools.version, characters,
-                            *(name.encode() + b"\0" + data for name, data in sorted(fonts.items())))
+    key = cachestore.digest(
+        "katex-font-subset",
+        FONT_SUBSET_VERSION,
+        fontTools.version,
+        characters,
+        *(name.encode() + b"\0" + data for name, data in sorted(fonts.items())),
+    )
 
     def compute() -> dict[str, bytes]:
         # which fonts are drawn is worked out only here: it costs more than the cache look-up
         drawn = font_files_drawn(css, formulas_html)
-        return {name: subset_font(data, characters) for name, data in fonts.items()
-                if drawn is None or name[len(KATEX_FONTS_DIR):] in drawn}
+        return {
+            name: subset_font(data, characters)
+            for name, data in fonts.items()
+            if drawn is None or name[len(KATEX_FONTS_DIR) :] in drawn
+        }
 
     with cachestore.open_cache(cache_dir) as store:
         return cachestore.cached(store, key, compute)

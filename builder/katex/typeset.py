@@ -4,13 +4,14 @@ Formulas are de-duplicated across pages and cached on disk by content hash (form
 version + COMPACT_VERSION), so a rebuild only typesets formulas it has never seen. What is cached is KaTeX's
 output made smaller by compact_katex_html (compact.py).
 """
+
 from __future__ import annotations
 
 import hashlib
 import sqlite3
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
 
 from builder.cache import connection
 
@@ -63,8 +64,13 @@ class MathCache:
         self.db = None  # the connection stays open for this process's next build
 
 
-def render_all(formulas: Iterable[Formula], cache: MathCache, root: Path, engine: MathEngine | None = None,
-               memo: dict[str, str] | None = None) -> tuple[dict[Formula, str], dict[Formula, str], int]:
+def render_all(
+    formulas: Iterable[Formula],
+    cache: MathCache,
+    root: Path,
+    engine: MathEngine | None = None,
+    memo: dict[str, str] | None = None,
+) -> tuple[dict[Formula, str], dict[Formula, str], int]:
     """Typeset all formulas. Returns (html by formula, error message by formula, number freshly rendered).
 
     `engine`: default_engine(root) unless given — started only when a formula is in neither memo nor cache.

@@ -2,9 +2,11 @@
 
 Built on mdit-py-plugins' container plugin; this module only validates kinds and renders accessible HTML.
 """
+
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from markdown_it import MarkdownIt
 from markdown_it.common.utils import escapeHtml
@@ -14,18 +16,24 @@ from mdit_py_plugins.container import container_plugin
 from ..errors import Code
 from .directive import report
 
+
 def _icon(body: str) -> str:
     # Inline SVG icons, not emoji: emoji fonts are missing on many Linux desktops (tofu boxes).
-    return ('<svg class="callout-icon" viewBox="0 0 24 24" width="18" height="18" aria-hidden="true" focusable="false" '
-            'fill="none" stroke="currentColor" stroke-width="2" stroke-linecap="round" stroke-linejoin="round">'
-            f"{body}</svg>")
+    return (
+        '<svg class="callout-icon" viewBox="0 0 24 24" width="18" height="18" aria-hidden="true" focusable="false" '
+        'fill="none" stroke="currentColor" stroke-width="2" stroke-linecap="round" stroke-linejoin="round">'
+        f"{body}</svg>"
+    )
 
 
 # kind -> (default title, icon)
 CALLOUT_KINDS: dict[str, tuple[str, str]] = {
     "note": ("说明", _icon('<circle cx="12" cy="12" r="9"/><path d="M12 11v6M12 7.5v.5"/>')),
     "key": ("关键观察", _icon('<circle cx="8" cy="15" r="4"/><path d="M11 12l9-9M17 6l3 3M15 8l2 2"/>')),
-    "why": ("为什么？", _icon('<circle cx="12" cy="12" r="9"/><path d="M9.5 9a2.5 2.5 0 1 1 3.5 2.3c-.7.3-1 .9-1 1.7M12 17v.5"/>')),
+    "why": (
+        "为什么？",
+        _icon('<circle cx="12" cy="12" r="9"/><path d="M9.5 9a2.5 2.5 0 1 1 3.5 2.3c-.7.3-1 .9-1 1.7M12 17v.5"/>'),
+    ),
     "warning": ("注意", _icon('<circle cx="12" cy="12" r="9"/><path d="M9 9l6 6M15 9l-6 6"/>')),
     "success": ("要点", _icon('<circle cx="12" cy="12" r="9"/><path d="M8 12.5l2.5 2.5L16 9.5"/>')),
     "summary": ("一句话收尾", _icon('<path d="M5 4h14v16l-7-4-7 4z"/>')),
@@ -45,8 +53,7 @@ def callout_plugin(md: MarkdownIt) -> None:
         kind = parts[0]
         title = parts[1].strip() if len(parts) > 1 else ""
         if kind not in CALLOUT_KINDS:
-            report(env, Code.CALLOUT, token,
-                   f"unknown callout kind '{kind}' (known: {', '.join(CALLOUT_KINDS)})")
+            report(env, Code.CALLOUT, token, f"unknown callout kind '{kind}' (known: {', '.join(CALLOUT_KINDS)})")
             kind = "note"
         default_title, icon = CALLOUT_KINDS[kind]
         title = title or default_title
@@ -56,8 +63,10 @@ def callout_plugin(md: MarkdownIt) -> None:
             title = title[1:].lstrip() or default_title
         icon_html = icon
         title_html = md.renderInline(title, env)
-        return (f'<aside class="callout callout-{kind}" role="note">'
-                f'<p class="callout-title">{icon_html}{title_html}</p><div class="callout-body">\n')
+        return (
+            f'<aside class="callout callout-{kind}" role="note">'
+            f'<p class="callout-title">{icon_html}{title_html}</p><div class="callout-body">\n'
+        )
 
     container_plugin(md, "callout", validate=validate, render=render)
 

@@ -5,10 +5,12 @@ At parse time (a core rule) each cell's language and options are checked (every 
 page's cells are collected in order into `ParseContext.cells`; running them is a stage of its own
 (builder/cells/run.py), and the render rule hands each cell, with its output by then, to `render(cell, first)`.
 """
+
 from __future__ import annotations
 
 import re
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
@@ -26,9 +28,14 @@ def parse_cell(token: Token, env: dict, index: int, seen_ids: set[str]) -> Cell 
     ok = True
     lang = token.info.strip()
     if lang != "python":
-        report(env, Code.CELL, token,
-               f"code cell language must be 'python', got '{lang}'" if lang else
-               "code cell needs a language: write ```{code-cell} python")
+        report(
+            env,
+            Code.CELL,
+            token,
+            f"code cell language must be 'python', got '{lang}'"
+            if lang
+            else "code cell needs a language: write ```{code-cell} python",
+        )
         ok = False
     options, code, consumed = split_option_lines(token.content)
     values: dict[str, str] = {}
@@ -36,8 +43,13 @@ def parse_cell(token: Token, env: dict, index: int, seen_ids: set[str]) -> Cell 
         offset = 1 + line_index
         if key in FLAG_OPTIONS:
             if value:
-                report(env, Code.CELL, token, f"code cell option ':{key}:' is a flag and takes no value (got '{value}')",
-                       offset=offset)
+                report(
+                    env,
+                    Code.CELL,
+                    token,
+                    f"code cell option ':{key}:' is a flag and takes no value (got '{value}')",
+                    offset=offset,
+                )
                 ok = False
         elif key in VALUE_OPTIONS:
             if not value:
@@ -56,8 +68,13 @@ def parse_cell(token: Token, env: dict, index: int, seen_ids: set[str]) -> Cell 
     if "id" in values:
         if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_-]*", cell_id):
             line_index = next(i for i, k, _ in options if k == "id")
-            report(env, Code.CELL, token, f"code cell id '{cell_id}' must be letters, digits, '-' or '_' "
-                                          f"and start with a letter", offset=1 + line_index)
+            report(
+                env,
+                Code.CELL,
+                token,
+                f"code cell id '{cell_id}' must be letters, digits, '-' or '_' and start with a letter",
+                offset=1 + line_index,
+            )
             ok = False
     if cell_id in seen_ids:
         line_index = next((i for i, k, _ in options if k == "id"), -1)
@@ -69,8 +86,15 @@ def parse_cell(token: Token, env: dict, index: int, seen_ids: set[str]) -> Cell 
         ok = False
     if not ok:
         return None
-    return Cell(token=token, id=cell_id, code=code.rstrip("\n") + "\n", code_offset=1 + consumed,
-                hide="hide" in values, expect_error="expect-error" in values, readonly="readonly" in values)
+    return Cell(
+        token=token,
+        id=cell_id,
+        code=code.rstrip("\n") + "\n",
+        code_offset=1 + consumed,
+        hide="hide" in values,
+        expect_error="expect-error" in values,
+        readonly="readonly" in values,
+    )
 
 
 def code_cell_plugin(md: MarkdownIt, *, render: Callable[[Cell, bool], str]) -> None:

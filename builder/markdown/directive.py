@@ -4,10 +4,12 @@ A core rule turns a `fence` token whose info string starts with `{name}` into a 
 (keeping `map`, `content`, and the argument in `token.info`), so each plugin only registers a render rule.
 Unknown `{…}` fences are reported by `unknown_directive_plugin`.
 """
+
 from __future__ import annotations
 
 import re
-from typing import Any, Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
@@ -75,8 +77,12 @@ def unknown_directive_plugin(md: MarkdownIt) -> None:
                 m = DIRECTIVE_RE.match(token.info.strip())
                 if m:
                     known = sorted(md.options.get("directives", ()))
-                    report(state.env, Code.DIRECTIVE, token,
-                           f"unknown directive '{{{m.group(1)}}}' (known: {', '.join('{' + k + '}' for k in known)})")
+                    report(
+                        state.env,
+                        Code.DIRECTIVE,
+                        token,
+                        f"unknown directive '{{{m.group(1)}}}' (known: {', '.join('{' + k + '}' for k in known)})",
+                    )
 
     md.core.ruler.push("unknown_directive", check)
 

@@ -3,6 +3,7 @@
 Inlining (rather than <img>) lets the drawing use the theme's CSS variables, so it follows dark mode.
 The SVG is checked: it must have <title> and <desc>, no scripts, no event handlers, nothing external.
 """
+
 from __future__ import annotations
 
 import re
@@ -76,8 +77,13 @@ def figure_plugin(md: MarkdownIt, *, content_dir: Path) -> None:
         for key in options:
             if key not in FIGURE_OPTIONS:
                 offset = 1 + next((i for i, ln in enumerate(body_lines) if ln.startswith(f"{key}:")), -1)
-                report(env, Code.FIGURE, token,
-                       f"unknown figure option '{key}' (allowed: {', '.join(sorted(FIGURE_OPTIONS))})", offset=offset)
+                report(
+                    env,
+                    Code.FIGURE,
+                    token,
+                    f"unknown figure option '{key}' (allowed: {', '.join(sorted(FIGURE_OPTIONS))})",
+                    offset=offset,
+                )
         path = (content_dir / src).resolve()
         if not src or not path.is_relative_to(content_dir.resolve()) or path.suffix != ".svg":
             report(env, Code.FIGURE, token, f"figure source must be an .svg file inside content/, got '{src}'")
@@ -99,8 +105,10 @@ def figure_plugin(md: MarkdownIt, *, content_dir: Path) -> None:
         cap_html = f"<figcaption>{md.renderInline(str(caption), env)}</figcaption>" if caption else ""
         # On a screen narrower than the drawing's minimum width the box scrolls sideways; theme/js/site/scroll-hint.js
         # then makes it focusable (arrow keys scroll it), fades the hidden side and shows the hint.
-        scroll = (f'<div class="figure-scroll" style="--figure-min-width: {min_width_px(svg)}px">{svg}</div>'
-                  '<p class="figure-scroll-hint" aria-hidden="true">← 左右滑动查看整张图 →</p>')
+        scroll = (
+            f'<div class="figure-scroll" style="--figure-min-width: {min_width_px(svg)}px">{svg}</div>'
+            '<p class="figure-scroll-hint" aria-hidden="true">← 左右滑动查看整张图 →</p>'
+        )
         return f'<figure class="figure">{scroll}{cap_html}</figure>\n'
 
     register_directive(md, "figure", render)

@@ -5,9 +5,11 @@
   its hidden definition (hover, focus or tap shows it; Escape hides it — theme/js/site/glossary.js).
 Only the Markdown body is looked at (not headings, link text, code or math; quiz YAML strings have no lines).
 """
+
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from markdown_it import MarkdownIt
 from markdown_it.common.utils import escapeHtml
@@ -35,8 +37,11 @@ def glossary_plugin(md: MarkdownIt, *, terms: Sequence[GlossaryTerm]) -> None:
 
     def tooltip(term: GlossaryTerm, n: int) -> list[Token]:
         tip = f"{term.term}（{term.english}）：{term.definition}" if term.english else f"{term.term}：{term.definition}"
-        return [_html(f'<dfn class="gloss" tabindex="0" aria-describedby="gloss-{n}">'), _text(term.term),
-                _html(f'<span class="gloss-tip" role="tooltip" id="gloss-{n}">{escapeHtml(tip)}</span></dfn>')]
+        return [
+            _html(f'<dfn class="gloss" tabindex="0" aria-describedby="gloss-{n}">'),
+            _text(term.term),
+            _html(f'<span class="gloss-tip" role="tooltip" id="gloss-{n}">{escapeHtml(tip)}</span></dfn>'),
+        ]
 
     def check(state: Any) -> None:
         if getattr(state, "inlineMode", False):
@@ -65,8 +70,12 @@ def glossary_plugin(md: MarkdownIt, *, terms: Sequence[GlossaryTerm]) -> None:
                 text = child.content
                 for word, term in synonyms:
                     if word in text.replace(term.term, "\0" * len(term.term)):
-                        context.problems.warn(Code.GLOSSARY, context.rel, context.line_offset + line + 1,
-                                              f"'{word}' is a synonym: the glossary's word is '{term.term}'")
+                        context.problems.warn(
+                            Code.GLOSSARY,
+                            context.rel,
+                            context.line_offset + line + 1,
+                            f"'{word}' is a synonym: the glossary's word is '{term.term}'",
+                        )
                         text = text.replace(word, "\0" * len(word))
                 if in_heading or in_link:
                     out.append(child)
@@ -85,7 +94,10 @@ def _first_uses(text: str, chosen: list[GlossaryTerm], seen: set[str], tooltip: 
             continue
         seen.add(term.term)
         n = context.scratch["glossary_n"] = context.scratch.get("glossary_n", 0) + 1
-        before, after = text[:at], text[at + len(term.term):]
-        return ([*_first_uses(before, chosen, seen, tooltip, context)] if before else []) + tooltip(term, n) + (
-            _first_uses(after, chosen, seen, tooltip, context) if after else [])
+        before, after = text[:at], text[at + len(term.term) :]
+        return (
+            ([*_first_uses(before, chosen, seen, tooltip, context)] if before else [])
+            + tooltip(term, n)
+            + (_first_uses(after, chosen, seen, tooltip, context) if after else [])
+        )
     return [_text(text)] if text else []

@@ -4,10 +4,12 @@
 (Chinese is kept as is: browsers handle percent-encoded fragments, and readable ids make good links).
 Collected headings go to the page facts (`PageFacts.headings`) for the TOC and for the link checker.
 """
+
 from __future__ import annotations
 
 import re
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from markdown_it import MarkdownIt
 from markdown_it.common.utils import escapeHtml
@@ -44,16 +46,22 @@ def headings_plugin(md: MarkdownIt, *, min_level: int = 2, max_level: int = 3, p
                         explicit = m.group(1)
                         last.content = last.content[: m.start()]
                         inline.content = EXPLICIT_ID_RE.sub("", inline.content)
-            text = "".join(c.content for c in (inline.children or []) if c.type in ("text", "code_inline", "math_inline"))
+            text = "".join(
+                c.content for c in (inline.children or []) if c.type in ("text", "code_inline", "math_inline")
+            )
             base = explicit or slugify(text)
             ident, n = base, 1
             while ident in used:
                 ident, n = f"{base}-{n}", n + 1
             if ident != base:
                 context = parse_context(state.env)
-                context.problems.warn(Code.HEADING, context.rel, context.line_offset + (token.map[0] if token.map else 0) + 1,
-                                      f"heading id '{base}' is already used on this page; this heading gets '{ident}' "
-                                      f"(give it an explicit id: `## 标题 {{#my-id}}`)")
+                context.problems.warn(
+                    Code.HEADING,
+                    context.rel,
+                    context.line_offset + (token.map[0] if token.map else 0) + 1,
+                    f"heading id '{base}' is already used on this page; this heading gets '{ident}' "
+                    f"(give it an explicit id: `## 标题 {{#my-id}}`)",
+                )
             used.add(ident)
             token.attrSet("id", ident)
             level = int(token.tag[1])
@@ -70,9 +78,12 @@ def headings_plugin(md: MarkdownIt, *, min_level: int = 2, max_level: int = 3, p
             level = int(open_token.tag[1])
             anchor = ""
             if ident and min_level <= level <= max_level:
-                anchor = (f'<a class="heading-anchor" href="#{escapeHtml(str(ident))}" '
-                          f'aria-label="本节链接">#</a>')
-            close = default_close(tokens, idx, options, env) if default_close else self.renderToken(tokens, idx, options, env)
+                anchor = f'<a class="heading-anchor" href="#{escapeHtml(str(ident))}" aria-label="本节链接">#</a>'
+            close = (
+                default_close(tokens, idx, options, env)
+                if default_close
+                else self.renderToken(tokens, idx, options, env)
+            )
             return anchor + close
 
         md.add_render_rule("heading_close", heading_close)

@@ -3,6 +3,7 @@
 Pandoc-style fences (```` ```{.python .input} ````, from Jupyter/d2l-style sources) name the language in their
 first class: `pandoc_fences_plugin` turns such an info string into the plain `python`.
 """
+
 from __future__ import annotations
 
 import re

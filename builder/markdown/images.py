@@ -5,6 +5,7 @@ A local image (relative to content/, inside it) must exist; it is published as
 `PageFacts.images`, which the write stage copies. An image with a scheme (`https:`, `data:`, `file:`) or
 `//host/…` would load from outside the site: a build error, like one that is missing.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -45,12 +46,17 @@ def images_plugin(md: MarkdownIt, *, content_dir: Path) -> None:
                 src = str(child.attrGet("src") or "")
                 written = unquote(src)
                 if is_outside(src):
-                    report(line, f"image '{written}' is outside the site: save it under content/ and link it relatively")
+                    report(
+                        line, f"image '{written}' is outside the site: save it under content/ and link it relatively"
+                    )
                     continue
                 path = (root / written.partition("#")[0].partition("?")[0]).resolve()
                 if not path.is_relative_to(root) or path.suffix.lower() not in IMAGE_SUFFIXES:
-                    report(line, f"image '{written}' must be an image file inside content/ "
-                                 f"({', '.join(sorted(IMAGE_SUFFIXES))})")
+                    report(
+                        line,
+                        f"image '{written}' must be an image file inside content/ "
+                        f"({', '.join(sorted(IMAGE_SUFFIXES))})",
+                    )
                 elif not path.is_file():
                     report(line, f"image not found: {written}")
                 else:

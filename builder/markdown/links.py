@@ -3,10 +3,12 @@
 An internal link is one without a scheme: `page.html`, `page.html#anchor` or `#anchor`.
 The checker (builder/checks.py) validates them once every page's headings are known.
 """
+
 from __future__ import annotations
 
 import re
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 from urllib.parse import unquote
 
 from markdown_it import MarkdownIt
@@ -33,6 +35,7 @@ def links_plugin(md: MarkdownIt) -> None:
     # markdown-it silently leaves `[x](file:///…)` and `[x](javascript:…)` as literal text; let them through
     # to be reported (below) instead, so an author learns the link is not published.
     md.validateLink = lambda url: True  # type: ignore[method-assign]
+
     def collect(state: Any) -> None:
         links = parse_context(state.env).facts.links
         for child, line in inline_children(state.tokens):
@@ -40,9 +43,13 @@ def links_plugin(md: MarkdownIt) -> None:
                 href = str(child.attrGet("href") or "")
                 if href.lower().startswith(UNSAFE_SCHEMES):
                     context = parse_context(state.env)
-                    context.problems.add(Code.LINK, context.rel, context.line_offset + line + 1,
-                                         f"link '{unquote(href)}': '{href.split(':')[0].lower()}:' URLs are not "
-                                         "allowed (link a page of the site or an https:// address)")
+                    context.problems.add(
+                        Code.LINK,
+                        context.rel,
+                        context.line_offset + line + 1,
+                        f"link '{unquote(href)}': '{href.split(':')[0].lower()}:' URLs are not "
+                        "allowed (link a page of the site or an https:// address)",
+                    )
                 elif is_internal(href):
                     links.append(Link(href, line))
                 else:

@@ -9,20 +9,22 @@ paragraph is an error saying how to write it. This plugin records every formula 
 in the page facts (`PageFacts.formulas`: the math stage typesets the whole site's at once, de-duplicated and
 cached) and renders each from `ParseContext.math_html`, which that stage fills.
 """
+
 from __future__ import annotations
 
 import re
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from markdown_it import MarkdownIt
 from markdown_it.common.utils import escapeHtml
 from markdown_it.token import Token
-
-from ..errors import Code
-from ..model import Formula, parse_context
 from mdit_py_plugins.amsmath import amsmath_plugin
 from mdit_py_plugins.dollarmath import dollarmath_plugin
 from mdit_py_plugins.texmath import texmath_plugin
+
+from ..errors import Code
+from ..model import Formula, parse_context
 
 UNESCAPED_DOUBLE = re.compile(r"(?<!\\)\$\$")
 TABLE_MATH = re.compile(r"(?<!\\)\$(.+?)(?<!\\)\$")
@@ -48,28 +50,38 @@ def math_plugin(md: MarkdownIt) -> None:
             if token.type == "tr_open" and token.map and token.map[0] < len(source_lines):
                 # a table row is split at `|` before math is parsed: `$a|b$` breaks the cell, `$\|x\|$` loses its `\`
                 if any("|" in m.group(1) for m in TABLE_MATH.finditer(source_lines[token.map[0]])):
-                    context.problems.warn(Code.MATH, context.rel, context.line_offset + token.map[0] + 1,
-                                          "`|` inside math in a table row splits the cell: write `\\vert` for | "
-                                          "and `\\Vert` for ‖")
+                    context.problems.warn(
+                        Code.MATH,
+                        context.rel,
+                        context.line_offset + token.map[0] + 1,
+                        "`|` inside math in a table row splits the cell: write `\\vert` for | and `\\Vert` for ‖",
+                    )
             if token.type in BLOCK_TYPES:
                 formulas.append((formula_key(token.content, True), token.map[0] if token.map else 0))
             elif token.type == "inline" and token.children:
                 line = token.map[0] if token.map else 0
                 inline_display = INLINE_BRACKETS.search(token.content)
                 if inline_display:
-                    context.problems.add(Code.MATH, context.rel, context.line_offset + line + 1
-                                         + token.content.count("\n", 0, inline_display.start()),
-                                         f"`\\[{inline_display.group(1)}\\]` inside a paragraph: put `\\[` and `\\]` on "
-                                         "lines of their own for display math, or write `\\(…\\)` for inline math")
+                    context.problems.add(
+                        Code.MATH,
+                        context.rel,
+                        context.line_offset + line + 1 + token.content.count("\n", 0, inline_display.start()),
+                        f"`\\[{inline_display.group(1)}\\]` inside a paragraph: put `\\[` and `\\]` on "
+                        "lines of their own for display math, or write `\\(…\\)` for inline math",
+                    )
                 for child in token.children:
                     if child.type in ("softbreak", "hardbreak"):
                         line += 1
                     elif child.type in INLINE_TYPES:
                         formulas.append((formula_key(child.content, INLINE_TYPES[child.type]), line))
                     elif child.type == "text" and "$$" in child.content and UNESCAPED_DOUBLE.search(token.content):
-                        context.problems.add(Code.MATH, context.rel, context.line_offset + line + 1,
-                                             "unterminated `$$`: a display formula needs a closing `$$` "
-                                             "(write `\\$` for a literal dollar sign)")
+                        context.problems.add(
+                            Code.MATH,
+                            context.rel,
+                            context.line_offset + line + 1,
+                            "unterminated `$$`: a display formula needs a closing `$$` "
+                            "(write `\\$` for a literal dollar sign)",
+                        )
                     line += child.content.count("\n") if child.type in INLINE_TYPES else 0
 
     md.core.ruler.push("collect_math", collect)
@@ -83,6 +95,7 @@ def math_plugin(md: MarkdownIt) -> None:
             if display and tokens[idx].type in BLOCK_TYPES:
                 return f'<div class="math-display">{html}</div>\n'
             return html
+
         return rule
 
     for name, display in {**BLOCK_TYPES, **INLINE_TYPES}.items():

@@ -1,6 +1,7 @@
 """Closing punctuation stays with the inline formula before it: `$x$，` renders as
 `<span class="math-nobr">…formula…，</span>` (white-space: nowrap), so a full-width comma or full stop never
 wraps to the start of the next line on its own (CJK line breaking allows a break after an inline box)."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -29,7 +30,12 @@ def math_nobreak_plugin(md: MarkdownIt) -> None:
             while i < len(items):
                 child = items[i]
                 after = items[i + 1] if i + 1 < len(items) else None
-                if child.type in MATH_TYPES and after is not None and after.type == "text" and after.content[:1] in CLOSING:
+                if (
+                    child.type in MATH_TYPES
+                    and after is not None
+                    and after.type == "text"
+                    and after.content[:1] in CLOSING
+                ):
                     n = len(after.content) - len(after.content.lstrip(CLOSING))
                     punct = Token("text", "", 0)
                     punct.content = after.content[:n]

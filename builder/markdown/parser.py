@@ -6,15 +6,16 @@ knows syntax only.
 Parsing and rendering are separate so the build can gather facts from all pages (headings for the link
 checker, formulas for the math stage, cells for the cells stage) before any HTML is produced.
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from markdown_it import MarkdownIt
 
 from ..model import GlossaryTerm
-
 from .callout import callout_plugin
 from .code_cell import code_cell_plugin
 from .directive import unknown_directive_plugin
@@ -33,12 +34,22 @@ from .widget import WidgetPrepare, widget_plugin
 from .widget_quote import WidgetQuote, widget_quote_plugin
 
 
-def create_markdown(*, content_dir: Path, prepare_widget: WidgetPrepare, render_widget: Callable[[Any], str],
-                    render_cell: Callable[[Any, bool], str], quote_widget: WidgetQuote,
-                    glossary: Sequence[GlossaryTerm] = ()) -> MarkdownIt:
+def create_markdown(
+    *,
+    content_dir: Path,
+    prepare_widget: WidgetPrepare,
+    render_widget: Callable[[Any], str],
+    render_cell: Callable[[Any, bool], str],
+    quote_widget: WidgetQuote,
+    glossary: Sequence[GlossaryTerm] = (),
+) -> MarkdownIt:
     """The site's parser. Every directive plugin is added before the unknown-directive check, which must come
     last: it reports the ```{…} fences no plugin claimed."""
-    md = MarkdownIt("commonmark", {"html": True, "typographer": False, "highlight": highlight}).enable("table").enable("strikethrough")
+    md = (
+        MarkdownIt("commonmark", {"html": True, "typographer": False, "highlight": highlight})
+        .enable("table")
+        .enable("strikethrough")
+    )
     pandoc_fences_plugin(md)
     math_plugin(md)
     math_nobreak_plugin(md)

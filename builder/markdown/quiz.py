@@ -6,11 +6,13 @@ be added to the page facts (with their source line) before the math stage typese
 links must reach the link checker. The parsed inline tokens are kept in `token.meta["quiz"]` and rendered
 later with the page's env (which by then holds the typeset math).
 """
+
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import yaml
 from markdown_it import MarkdownIt
@@ -188,7 +190,12 @@ def quiz_plugin(md: MarkdownIt, *, render: QuizRender | None = None) -> None:
                     problem(f"unknown key '{key}' in option {n} (allowed: {', '.join(OPTION_KEYS)})", line)
                     ok = False
             text = raw.get("text")
-            if text is None or isinstance(text, bool) or not isinstance(text, (str, int, float)) or str(text).strip() == "":
+            if (
+                text is None
+                or isinstance(text, bool)
+                or not isinstance(text, (str, int, float))
+                or str(text).strip() == ""
+            ):
                 problem(f"option {n} has no text", opt_line)
                 ok = False
                 continue
@@ -211,8 +218,10 @@ def quiz_plugin(md: MarkdownIt, *, render: QuizRender | None = None) -> None:
             problem(f"{name} has no correct option (mark at least one with `correct: true`)", options_line)
             ok = False
         if quiz_type == "single" and n_correct > 1:
-            problem(f"{name} is type 'single' but has {n_correct} correct options (use `type: multiple`)",
-                    keys.get("type", (options_line, None))[0])
+            problem(
+                f"{name} is type 'single' but has {n_correct} correct options (use `type: multiple`)",
+                keys.get("type", (options_line, None))[0],
+            )
             ok = False
         tell_count = data.get("tell-count", False)
         if not isinstance(tell_count, bool):
@@ -228,9 +237,14 @@ def quiz_plugin(md: MarkdownIt, *, render: QuizRender | None = None) -> None:
             id=quiz_id,
             question=parse_inline(question, env, token, node_line("question", keys)),
             type=quiz_type,
-            options=[QuizOption(parse_inline(text, env, token, node_line("text", opt_keys)), bool(correct),
-                                parse_inline(feedback, env, token, node_line("feedback", opt_keys)) if feedback else None)
-                     for text, correct, feedback, _, opt_keys in options],
+            options=[
+                QuizOption(
+                    parse_inline(text, env, token, node_line("text", opt_keys)),
+                    bool(correct),
+                    parse_inline(feedback, env, token, node_line("feedback", opt_keys)) if feedback else None,
+                )
+                for text, correct, feedback, _, opt_keys in options
+            ],
             explanation=parse_inline(explanation, env, token, node_line("explanation", keys)) if explanation else None,
             tell_count=bool(tell_count),
             lines={k: v[0] for k, v in keys.items()},
@@ -312,13 +326,13 @@ def render_quiz(quiz: Quiz, env: dict, md: MarkdownIt) -> str:
         f'<span class="quiz-question-text">{render_inline(md, quiz.question, env)}</span></h3></legend>'
         f'<p class="quiz-hint">{hint}</p>'
         f'<ol class="quiz-options">{"".join(options)}</ol>'
-        f'</fieldset>'
+        f"</fieldset>"
         f'<div class="quiz-actions"><button type="submit" class="quiz-submit">提交</button>'
         f'<button type="button" class="quiz-retry" hidden>再试一次</button>'
         f'<button type="button" class="quiz-reveal" hidden>显示答案</button></div>'
         f'<p class="quiz-result" role="status" aria-live="polite"></p>'
-        f'</form>\n'
+        f"</form>\n"
         f'<details class="quiz-explanation"><summary>查看答案与解析</summary>'
         f'<p class="quiz-answer">正确答案：{answer}</p>{explanation_html}</details>\n'
-        f'</section>\n'
+        f"</section>\n"
     )

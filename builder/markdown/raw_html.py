@@ -11,6 +11,7 @@ the standard library's HTML tokenizer, which reports start tags one at a time wi
 every start tag is judged by nh3 (Ammonia, the maintained Rust sanitiser): what it drops is what breaks the
 policy. A clean fragment is published as written.
 """
+
 from __future__ import annotations
 
 import re
@@ -27,10 +28,18 @@ from ..model import parse_context
 SAFE_TAGS = set(nh3.ALLOWED_TAGS) | {"img", "picture", "source", "section"}
 ATTRIBUTES = {
     "*": {"class", "id", "title", "lang", "dir", "style", "role", "hidden", "tabindex", "align"},
-    "a": {"href", "name", "target"}, "img": {"src", "srcset", "alt", "width", "height", "loading", "sizes"},
-    "source": {"srcset", "type", "media", "sizes"}, "ol": {"start", "reversed", "type"}, "details": {"open"},
-    "td": {"colspan", "rowspan"}, "th": {"colspan", "rowspan", "scope"}, "col": {"span"}, "colgroup": {"span"},
-    "time": {"datetime"}, "data": {"value"}, "abbr": {"title"},
+    "a": {"href", "name", "target"},
+    "img": {"src", "srcset", "alt", "width", "height", "loading", "sizes"},
+    "source": {"srcset", "type", "media", "sizes"},
+    "ol": {"start", "reversed", "type"},
+    "details": {"open"},
+    "td": {"colspan", "rowspan"},
+    "th": {"colspan", "rowspan", "scope"},
+    "col": {"span"},
+    "colgroup": {"span"},
+    "time": {"datetime"},
+    "data": {"value"},
+    "abbr": {"title"},
 }
 URL_SCHEMES = {"http", "https", "mailto"}
 RESOURCE_ATTRIBUTES = {"src", "srcset"}  # attributes the browser fetches (nh3 drops every other kind)
@@ -85,9 +94,15 @@ def judge_tag(text: str, tag: str, attrs: list[tuple[str, str | None]]) -> tuple
                 return None
         return value
 
-    cleaned = nh3.clean(text, tags=SAFE_TAGS, attributes=ATTRIBUTES, url_schemes=URL_SCHEMES,
-                        generic_attribute_prefixes={"data-", "aria-"}, link_rel="noopener noreferrer",
-                        attribute_filter=keep)
+    cleaned = nh3.clean(
+        text,
+        tags=SAFE_TAGS,
+        attributes=ATTRIBUTES,
+        url_schemes=URL_SCHEMES,
+        generic_attribute_prefixes={"data-", "aria-"},
+        link_rel="noopener noreferrer",
+        attribute_filter=keep,
+    )
     kept = dict(start_tags(cleaned)[0][2]) if start_tags(cleaned) else {}
     reasons = list(outside)
     for name, value in attrs:

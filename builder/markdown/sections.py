@@ -3,6 +3,7 @@
 (`content-visibility: auto` in theme/css/base.css; issue 19: style and layout of a long page's whole DOM at
 once were most of the main thread's work on a slow phone). What comes before the first `##` (the page's first
 screen) stays as it is. Only top-level headings start a section: a `##` inside a callout or quiz does not."""
+
 from __future__ import annotations
 
 from typing import Any

@@ -5,9 +5,11 @@ number)`, which checks its options and computes its data (builder/widgets/) — 
 with its own line and the widget's id is known to the link checker; the render rule hands the prepared block to
 `render(block)`.
 """
+
 from __future__ import annotations
 
-from typing import Any, Callable, Protocol
+from collections.abc import Callable
+from typing import Any, Protocol
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token

@@ -8,10 +8,12 @@ builder/markdown/widget.py), a core rule hands each role's text and the page's p
 on the role's own line. Roles inside quiz YAML are not resolved (there is no widget in a quiz). On a page with
 widgets, a number typed by hand in the widgets' own shape (`他 → 小明 50%`) is an error pointing at the role.
 """
+
 from __future__ import annotations
 
 import re
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from markdown_it import MarkdownIt
 from markdown_it.common.utils import escapeHtml
@@ -50,15 +52,20 @@ def widget_quote_plugin(md: MarkdownIt, *, render: WidgetQuote) -> None:
         for child, line in inline_children(state.tokens):
             if child.type == "text" and widgets and TYPED_QUOTE_RE.search(child.content):
                 typed = TYPED_QUOTE_RE.search(child.content).group(0)
-                context.problems.add(Code.WIDGET, context.rel, context.line_offset + line + 1,
-                                     f"'{typed}' quotes a widget's number by hand: write it as "
-                                     "{data}`<kind> <query>→<key>` so it is taken from the widget's data")
+                context.problems.add(
+                    Code.WIDGET,
+                    context.rel,
+                    context.line_offset + line + 1,
+                    f"'{typed}' quotes a widget's number by hand: write it as "
+                    "{data}`<kind> <query>→<key>` so it is taken from the widget's data",
+                )
             elif child.type == "widget_quote":
                 try:
                     child.meta["text"] = render(widgets, child.content)
                 except ValueError as exc:
-                    context.problems.add(Code.WIDGET, context.rel, context.line_offset + line + 1,
-                                         f"{{data}}`{child.content}`: {exc}")
+                    context.problems.add(
+                        Code.WIDGET, context.rel, context.line_offset + line + 1, f"{{data}}`{child.content}`: {exc}"
+                    )
 
     md.core.ruler.push("widget_quote", resolve)
 

@@ -8,15 +8,43 @@ once per process. One module per kind of result:
 - `inside`: the model's sizes, one layer's queries and keys, the SwiGLU gates;
 - `generation`: next-token distributions and the logit lens, continuation trees.
 """
+
 from .attention import GalleryEntry, SentenceRun, head_gallery, largest_remainder_percents, sentence_run
-from .generation import (ContinuationNode, ContinuationTree, NextTokenRun, continuation_tree, next_token_run,
-                         temperature_probs)
+from .generation import (
+    ContinuationNode,
+    ContinuationTree,
+    NextTokenRun,
+    continuation_tree,
+    next_token_run,
+    temperature_probs,
+)
 from .inside import GateStats, ModelShape, QueryKeyRun, ffn_gate_stats, model_config, model_shape, query_key_run
 from .store import MAX_TOKENS, MODEL_DIR_ENV, ModelInputError, count_tokens, digest_of, model_dir, model_path
 
 __all__ = [
-    "MAX_TOKENS", "MODEL_DIR_ENV", "ContinuationNode", "ContinuationTree", "GalleryEntry", "GateStats",
-    "ModelInputError", "ModelShape", "NextTokenRun", "QueryKeyRun", "SentenceRun", "continuation_tree",
-    "count_tokens", "digest_of", "ffn_gate_stats", "head_gallery", "largest_remainder_percents", "model_config",
-    "model_dir", "model_path", "model_shape", "next_token_run", "query_key_run", "sentence_run", "temperature_probs",
+    "MAX_TOKENS",
+    "MODEL_DIR_ENV",
+    "ContinuationNode",
+    "ContinuationTree",
+    "GalleryEntry",
+    "GateStats",
+    "ModelInputError",
+    "ModelShape",
+    "NextTokenRun",
+    "QueryKeyRun",
+    "SentenceRun",
+    "continuation_tree",
+    "count_tokens",
+    "digest_of",
+    "ffn_gate_stats",
+    "head_gallery",
+    "largest_remainder_percents",
+    "model_config",
+    "model_dir",
+    "model_path",
+    "model_shape",
+    "next_token_run",
+    "query_key_run",
+    "sentence_run",
+    "temperature_probs",
 ]

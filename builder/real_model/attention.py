@@ -3,6 +3,7 @@
 Attention weights leave here quantised as whole percentages that sum to exactly 100 in every row (largest
 remainder), because that is what the reader sees: a row of a heatmap that says 加起来是 100%.
 """
+
 from __future__ import annotations
 
 import base64
@@ -41,10 +42,10 @@ class SentenceRun:
     def _unpack(self, packed: bytes, index: int) -> list[list[int]]:
         t = self.length
         per_head = t * (t + 1) // 2
-        flat = packed[index * per_head:(index + 1) * per_head]
+        flat = packed[index * per_head : (index + 1) * per_head]
         rows, at = [], 0
         for i in range(t):
-            rows.append(list(flat[at:at + i + 1]) + [0] * (t - i - 1))
+            rows.append(list(flat[at : at + i + 1]) + [0] * (t - i - 1))
             at += i + 1
         return rows
 
@@ -79,9 +80,14 @@ def sentence_run(options: BuildOptions, text: str) -> SentenceRun:
         lower = np.tril_indices(t)
         rows = largest_remainder_percents(result.attention.reshape(-1, t)).reshape(n_layers, n_heads, t, t)
         mean = largest_remainder_percents(result.attention.mean(axis=1).reshape(-1, t)).reshape(n_layers, t, t)
-        return SentenceRun(text, model.tokenizer.token_strings(result.tokens), n_layers, n_heads,
-                           rows[:, :, lower[0], lower[1]].astype(np.uint8).tobytes(),
-                           mean[:, lower[0], lower[1]].astype(np.uint8).tobytes())
+        return SentenceRun(
+            text,
+            model.tokenizer.token_strings(result.tokens),
+            n_layers,
+            n_heads,
+            rows[:, :, lower[0], lower[1]].astype(np.uint8).tobytes(),
+            mean[:, lower[0], lower[1]].astype(np.uint8).tobytes(),
+        )
 
     return cached_result(options, compute, "model-sentence", text)
 
@@ -109,8 +115,9 @@ def head_gallery(options: BuildOptions) -> list[GalleryEntry]:
         for name in heads.SCORE_NAMES:
             table = scores.get(name)
             (l1, h1, s1), (l2, h2, s2) = scores.best(name, k=2)
-            entries.append(GalleryEntry(name, int(l1), int(h1), float(s1), (int(l2), int(h2), float(s2)),
-                                        float(np.median(table))))
+            entries.append(
+                GalleryEntry(name, int(l1), int(h1), float(s1), (int(l2), int(h2), float(s2)), float(np.median(table)))
+            )
         return entries
 
     return cached_result(options, compute, "model-head-gallery")

@@ -1,5 +1,6 @@
 """What SmolLM2-135M says next: a prompt's next-token distribution with its logit lens (module 06), and the tree
 of continuations a reader can walk (transformer-explained)."""
+
 from __future__ import annotations
 
 import json
@@ -62,8 +63,15 @@ def temperature_probs(logits: np.ndarray, temperatures: tuple[float, ...], ids: 
     return out
 
 
-def continuation_tree(options: BuildOptions, prompt: str, *, top: int = 8, branching: tuple[int, ...] = (5, 3, 2),
-                      depth: int = 7, temperatures: tuple[float, ...] = (0.5, 1.0, 2.0)) -> ContinuationTree:
+def continuation_tree(
+    options: BuildOptions,
+    prompt: str,
+    *,
+    top: int = 8,
+    branching: tuple[int, ...] = (5, 3, 2),
+    depth: int = 7,
+    temperatures: tuple[float, ...] = (0.5, 1.0, 2.0),
+) -> ContinuationTree:
     """The tree of `prompt`'s continuations (cached): one forward pass of attention_core.models.llama per node
     (the logits of its last position). Raises ModelInputError for an empty or too long prompt."""
     check_text(options, prompt, noun="prompt", more=depth)
@@ -85,8 +93,12 @@ def continuation_tree(options: BuildOptions, prompt: str, *, top: int = 8, branc
             passes += 1
             ids = np.argsort(-logits, kind="stable")[:top]
             width = branching[len(path)] if len(path) < len(branching) else 1
-            node = {"path": path, "ids": tuple(int(i) for i in ids), "probs": temperature_probs(logits, temperatures, ids),
-                    "children": [-1] * top}
+            node = {
+                "path": path,
+                "ids": tuple(int(i) for i in ids),
+                "probs": temperature_probs(logits, temperatures, ids),
+                "children": [-1] * top,
+            }
             if len(path) < depth:
                 for k in range(width):
                     node["children"][k] = len(nodes) + len(queue) + 1 + k
@@ -94,15 +106,24 @@ def continuation_tree(options: BuildOptions, prompt: str, *, top: int = 8, branc
             nodes.append(node)
         ids = set(prompt_ids) | {i for nd in nodes for i in nd["ids"]}
         strings = dict(zip(sorted(ids), model.tokenizer.token_strings(sorted(ids))))
-        return ContinuationTree(prompt, prompt_ids, tuple(temperatures), top, tuple(branching), depth,
-                                tuple(ContinuationNode(nd["path"], nd["ids"], tuple(tuple(r) for r in nd["probs"]),
-                                                       tuple(nd["children"])) for nd in nodes),
-                                strings, passes, time.perf_counter() - started)
+        return ContinuationTree(
+            prompt,
+            prompt_ids,
+            tuple(temperatures),
+            top,
+            tuple(branching),
+            depth,
+            tuple(
+                ContinuationNode(nd["path"], nd["ids"], tuple(tuple(r) for r in nd["probs"]), tuple(nd["children"]))
+                for nd in nodes
+            ),
+            strings,
+            passes,
+            time.perf_counter() - started,
+        )
 
     shape = json.dumps({"top": top, "branching": list(branching), "depth": depth, "temperatures": list(temperatures)})
     return cached_result(options, compute, "model-continuation-tree", prompt, shape)
-
-
 
 
 TOP_K = 10
@@ -160,12 +181,20 @@ def next_token_run(options: BuildOptions, text: str, temperatures: tuple[float, 
         ranks = [int((row > row[answer]).sum()) + 1 for row in lens]
         strings = model.tokenizer.token_string
         return NextTokenRun(
-            text, model.tokenizer.token_strings(result.tokens), model.config.n_layers, model.config.vocab_size,
-            [int(i) for i in top], [strings(int(i)) for i in top], [float(logits[i]) for i in top],
-            list(temperatures), probs, rest,
+            text,
+            model.tokenizer.token_strings(result.tokens),
+            model.config.n_layers,
+            model.config.vocab_size,
+            [int(i) for i in top],
+            [strings(int(i)) for i in top],
+            [float(logits[i]) for i in top],
+            list(temperatures),
+            probs,
+            rest,
             [[strings(int(i)) for i in row] for row in lens_ids],
             [[float(lens[l, i]) for i in row] for l, row in enumerate(lens_ids)],
-            ranks, [float(row[answer]) for row in lens])
+            ranks,
+            [float(row[answer]) for row in lens],
+        )
 
     return cached_result(options, compute, "model-next-token", text, repr(tuple(temperatures)))
-

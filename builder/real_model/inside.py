@@ -1,5 +1,6 @@
 """Inside one block of SmolLM2-135M: its sizes, one layer's queries and keys (qkv-explained), the SwiGLU gates of
 the feed-forward part (activation-function-explained)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -42,8 +43,9 @@ class ModelShape:
 
 def model_shape(options: BuildOptions) -> ModelShape:
     c = model_config(options)
-    return ModelShape(c.name, c.n_layers, c.d_model, c.n_heads, c.n_kv_heads, c.head_dim, c.d_ffn,
-                      c.vocab_size, c.context_length)
+    return ModelShape(
+        c.name, c.n_layers, c.d_model, c.n_heads, c.n_kv_heads, c.head_dim, c.d_ffn, c.vocab_size, c.context_length
+    )
 
 
 @dataclass(frozen=True)
@@ -55,7 +57,7 @@ class QueryKeyRun:
     tokens: list[str]
     layer: int
     queries: np.ndarray  # (n_heads, T, head_dim) float32
-    keys: np.ndarray     # (n_kv_heads, T, head_dim) float32
+    keys: np.ndarray  # (n_kv_heads, T, head_dim) float32
 
     @property
     def group_size(self) -> int:
@@ -116,9 +118,17 @@ def ffn_gate_stats(options: BuildOptions, text: str) -> GateStats:
         index = np.clip(np.floor((gates - lo) / width), 0, count - 1).astype(np.int64)
         histogram = [np.bincount(index[layer].ravel(), minlength=count).tolist() for layer in range(gates.shape[0])]
         cfg = model.config
-        return GateStats(text, model.tokenizer.token_strings(ids), cfg.n_layers, cfg.d_model, cfg.d_ffn,
-                         (gates < 0).mean(axis=(1, 2)).tolist(),
-                         (np.abs(silu(gates)) < GATE_NEAR_ZERO).mean(axis=(1, 2)).tolist(),
-                         histogram, GATE_BINS, GATE_NEAR_ZERO)
+        return GateStats(
+            text,
+            model.tokenizer.token_strings(ids),
+            cfg.n_layers,
+            cfg.d_model,
+            cfg.d_ffn,
+            (gates < 0).mean(axis=(1, 2)).tolist(),
+            (np.abs(silu(gates)) < GATE_NEAR_ZERO).mean(axis=(1, 2)).tolist(),
+            histogram,
+            GATE_BINS,
+            GATE_NEAR_ZERO,
+        )
 
     return cached_result(options, compute, "model-ffn-gates", cachestore.file_digest(_ACTIVATIONS_CODE), text)

@@ -6,13 +6,15 @@ else, so a `--no-cache` build or a test's fresh cache reuses them instead of run
 93 MB file is downloaded once per machine, not once per cache folder. A result's key is the model file's sha256,
 the code that computes it (attention_core.models and this package) and its inputs.
 """
+
 from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
-from typing import Callable, TypeVar
+from typing import TypeVar
 
 from .. import cache as cachestore
 from ..model import BuildOptions
@@ -78,6 +80,7 @@ def cached_result(options: BuildOptions, compute: Callable[[], T], kind: str, *i
 
 def count_tokens(options: BuildOptions, text: str) -> int:
     """How many tokens the model makes of `text` (the tokenizer only: cheap)."""
+
     def compute() -> int:
         from attention_core.models.tokenizer import load_tokenizer
 
@@ -87,8 +90,9 @@ def count_tokens(options: BuildOptions, text: str) -> int:
         return cachestore.cached(store, cachestore.digest("model-count-tokens", GGUF_SHA256, text), compute)
 
 
-def check_text(options: BuildOptions, text: str, *, noun: str = "sentence", more: int = 0,
-               fits: str = "fit a readable picture") -> int:
+def check_text(
+    options: BuildOptions, text: str, *, noun: str = "sentence", more: int = 0, fits: str = "fit a readable picture"
+) -> int:
     """The number of tokens of `text`, or ModelInputError if it is empty or, with `more` tokens still to come,
     longer than MAX_TOKENS. Verifies the model file first (sha256, remembered while the file is unchanged), so a
     tampered file is reported on every build, cached results or not."""

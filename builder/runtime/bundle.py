@@ -1,6 +1,7 @@
 """`python-runtime.js` for a runtime prepared on its own (tests, tools): the very entry point the site's one
 esbuild run bundles (builder/bundle.py) — theme/js/python/runtime.js with the worker and the unpacker inside as
 strings — written next to the other runtime files."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -19,8 +20,9 @@ def theme_python_dir(root: Path) -> Path:
 
 def bundle_python_runtime(dest: Path, *, root: Path, minify: bool = True) -> Path:
     """Bundle the runtime of the project at `root` into `dest/python-runtime.js`."""
-    scripts, _ = bundle_front_end(root, root / "theme", widgets=[], python_runtime=True, page_scripts=False,
-                                  minify=minify)
+    scripts, _ = bundle_front_end(
+        root, root / "theme", widgets=[], python_runtime=True, page_scripts=False, minify=minify
+    )
     dest.mkdir(parents=True, exist_ok=True)
     target = dest / RUNTIME_JS_NAME
     write_if_changed(target, scripts[PYTHON_RUNTIME_OUT])

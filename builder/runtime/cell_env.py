@@ -5,6 +5,7 @@ the verified Pyodide distribution and stdlib, the NumPy and attention_core packs
 the optional packs (matplotlib & co.) with their imports and dependencies; plus `key`, a digest of all of
 it for the cells' cache.  None when Node or Pyodide is not there (the build then runs cells in CPython).
 """
+
 from __future__ import annotations
 
 import json
@@ -19,8 +20,9 @@ from .wheels import build_wheel_bytes, cached_pack, ensure_numpy_wheel, project_
 _MEMO: dict[tuple, dict | None] = {}
 
 
-def cell_runtime(*, cache_dir: Path, project_root: Path, pyodide_dir: Path | None = None,
-                 allow_download: bool = True) -> dict | None:
+def cell_runtime(
+    *, cache_dir: Path, project_root: Path, pyodide_dir: Path | None = None, allow_download: bool = True
+) -> dict | None:
     key = (str(cache_dir), str(project_root), str(pyodide_dir))
     if key not in _MEMO:
         _MEMO[key] = _make(Path(cache_dir), Path(project_root), pyodide_dir, allow_download)
@@ -38,9 +40,12 @@ def _make(cache_dir: Path, root: Path, pyodide_dir: Path | None, allow_download:
     for name in ("pyodide.js", "pyodide.asm.js", "pyodide.asm.wasm", "python_stdlib.zip"):
         spec = manifest["assets"][name]
         check_sha256(src_dir / name, name, spec, stamps.sha256(src_dir / name), pyodide_fix_hint(pyodide_dir))
-    np_wheel = ensure_numpy_wheel(cache_root, manifest=manifest, pyodide_dir=pyodide_dir,
-                                  allow_download=allow_download, stamps=stamps)
-    np_pack = cached_pack(cache_root, np_wheel, stamps.sha256(np_wheel), tuple(numpy_spec(manifest)[1].get("strip", [])))
+    np_wheel = ensure_numpy_wheel(
+        cache_root, manifest=manifest, pyodide_dir=pyodide_dir, allow_download=allow_download, stamps=stamps
+    )
+    np_pack = cached_pack(
+        cache_root, np_wheel, stamps.sha256(np_wheel), tuple(numpy_spec(manifest)[1].get("strip", []))
+    )
     packs = [{"path": str(np_pack), "wheel": np_wheel.name}]
     pkg = root / "attention_core"
     if pkg.is_dir():
@@ -50,16 +55,23 @@ def _make(cache_dir: Path, root: Path, pyodide_dir: Path | None, allow_download:
         path.parent.mkdir(parents=True, exist_ok=True)
         write_if_changed(path, packed)
         packs.append({"path": str(path), "wheel": whl_name})
-    optional = {o["name"]: {"path": str(o["pack"]), "wheel": o["wheel"], "imports": o["imports"],
-                            "depends": o["depends"]}
-                for o in optional_packs(cache_root, manifest, allow_download=allow_download, stamps=stamps,
-                                        pyodide_dir=src_dir)}
+    optional = {
+        o["name"]: {"path": str(o["pack"]), "wheel": o["wheel"], "imports": o["imports"], "depends": o["depends"]}
+        for o in optional_packs(cache_root, manifest, allow_download=allow_download, stamps=stamps, pyodide_dir=src_dir)
+    }
     stamps.save()
-    digests = [stamps.sha256(Path(p["path"])) for p in packs] + \
-              [stamps.sha256(Path(o["path"])) for o in optional.values()]
+    digests = [stamps.sha256(Path(p["path"])) for p in packs] + [
+        stamps.sha256(Path(o["path"])) for o in optional.values()
+    ]
     stamps.save()
-    runtime = {"node": node, "pyodideDir": str(src_dir), "stdlib": str(src_dir / "python_stdlib.zip"),
-               "packs": packs, "optional": optional}
-    runtime["key"] = sha256_bytes(json.dumps([manifest["pyodide_version"], digests,
-                                              manifest["assets"]["python_stdlib.zip"]["sha256"]]).encode())
+    runtime = {
+        "node": node,
+        "pyodideDir": str(src_dir),
+        "stdlib": str(src_dir / "python_stdlib.zip"),
+        "packs": packs,
+        "optional": optional,
+    }
+    runtime["key"] = sha256_bytes(
+        json.dumps([manifest["pyodide_version"], digests, manifest["assets"]["python_stdlib.zip"]["sha256"]]).encode()
+    )
     return runtime

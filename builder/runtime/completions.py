@@ -6,6 +6,7 @@ emitted as `assets/numpy-completions.js`, a classic script setting `Course.edito
 (a script, not JSON, because fetch() is blocked on file://), and kept in the build cache keyed by the
 NumPy version, attention_core's sources and this file's own source.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -39,7 +40,7 @@ def _first_doc_line(obj: Any, name: str) -> str:
         line = " ".join(" ".join(kept).split())
         if not line or line.startswith("``"):
             continue
-        return line if len(line) <= MAX_DOC else line[:MAX_DOC - 1] + "…"
+        return line if len(line) <= MAX_DOC else line[: MAX_DOC - 1] + "…"
     return ""
 
 
@@ -54,9 +55,9 @@ def _signature(obj: Any, name: str) -> str:
         else:  # ufuncs: "add(x1, x2, /, out=None, *, where=True, ...)" is the first docstring line
             doc = (getattr(obj, "__doc__", None) or "").strip().splitlines()
             if doc and doc[0].startswith(name + "("):
-                sig = doc[0][len(name):]
+                sig = doc[0][len(name) :]
     sig = _ADDRESS_RE.sub("", sig)  # "<… object at 0x7f…>" defaults: a new address each run, a new file hash
-    return sig if len(sig) <= MAX_SIG else sig[:MAX_SIG - 1] + "…"
+    return sig if len(sig) <= MAX_SIG else sig[: MAX_SIG - 1] + "…"
 
 
 def _kind(obj: Any) -> str:
@@ -130,8 +131,12 @@ def generate(root: Path) -> dict:
 def _cache_key(root: Path) -> str:
     pkg = root / "attention_core"
     sources = sorted(pkg.glob("*.py")) if pkg.is_dir() else []
-    return digest("numpy-completions", Path(__file__).read_bytes(), importlib.metadata.version("numpy"),
-                  *(part for p in sources for part in (p.name, p.read_bytes())))
+    return digest(
+        "numpy-completions",
+        Path(__file__).read_bytes(),
+        importlib.metadata.version("numpy"),
+        *(part for p in sources for part in (p.name, p.read_bytes())),
+    )
 
 
 def _script(data: dict) -> bytes:

@@ -1,5 +1,6 @@
 """Writing the runtime's files safely: atomic replaces through per-process temporary names, and no
 rewrite (or copy) of a file that already has the right bytes (or the source's size and mtime)."""
+
 from __future__ import annotations
 
 import os

@@ -1,4 +1,5 @@
 """Running Pyodide under Node at build time (the bytecode precompile and the memory snapshot)."""
+
 from __future__ import annotations
 
 import os
@@ -6,12 +7,19 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 
-def node_job(out_dir: Path, program: Path, args: list[str], what: str,
-             finish: Callable[[Path], None] | None = None, *, files: dict[str, str] | None = None) -> bool:
+def node_job(
+    out_dir: Path,
+    program: Path,
+    args: list[str],
+    what: str,
+    finish: Callable[[Path], None] | None = None,
+    *,
+    files: dict[str, str] | None = None,
+) -> bool:
     """Run Pyodide under Node to make a cache entry: `node <program> <args…>` runs with `{tmp}` in args
     standing for a temporary directory next to `out_dir` (holding `files`, name → text) and `{out}` for the
     output folder in it, `finish(out)` post-processes the output, and the folder becomes `out_dir` in one
@@ -28,8 +36,11 @@ def node_job(out_dir: Path, program: Path, args: list[str], what: str,
             (t / name).write_text(text, "utf-8")
         out = t / "out"
         out.mkdir()
-        proc = subprocess.run([node, str(program), *(a.replace("{out}", str(out)).replace("{tmp}", str(t)) for a in args)],
-                              capture_output=True, text=True)
+        proc = subprocess.run(
+            [node, str(program), *(a.replace("{out}", str(out)).replace("{tmp}", str(t)) for a in args)],
+            capture_output=True,
+            text=True,
+        )
         if proc.returncode != 0:
             print(f"warning: Pyodide under Node failed ({what}):\n{proc.stderr.strip()[-2000:]}", file=sys.stderr)
             return False

@@ -1,8 +1,10 @@
 """Runs inside Pyodide itself, under Node (builder/runtime/precompile.cjs loads it; see precompile.py for why):
 `main()` turns .py members of the stdlib zip and the NumPy wheel into sourceless .pyc where the .py was."""
+
+import importlib._bootstrap_external as be
 import sys
 import zipfile
-import importlib._bootstrap_external as be
+
 
 def compile_zip(src, dst, prefix, only=None):
     with zipfile.ZipFile(src) as zin, zipfile.ZipFile(dst, "w") as zout:
@@ -22,6 +24,7 @@ def compile_zip(src, dst, prefix, only=None):
             zi.compress_type = zipfile.ZIP_STORED
             zout.writestr(zi, data)
 
+
 def main(stdlib_in, stdlib_out, numpy_in, numpy_out, site_packages, warm_imports):
     zipfile.ZipFile(numpy_in).extractall(site_packages)
     for name in warm_imports.split(","):
@@ -34,7 +37,7 @@ def main(stdlib_in, stdlib_out, numpy_in, numpy_out, site_packages, warm_imports
         f = getattr(mod, "__file__", None) or ""
         for root in ("/lib/python312.zip/", "/lib/python3.12/"):
             if f.startswith(root) and not f.startswith(site_packages) and f.endswith(".py"):
-                used.add(f[len(root):])
+                used.add(f[len(root) :])
     compile_zip(stdlib_in, stdlib_out, "/lib/python312.zip/", used)
     compile_zip(numpy_in, numpy_out, site_packages)
     return len(used)

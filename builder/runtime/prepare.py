@@ -16,6 +16,7 @@
 
 Every copied asset is checked against the manifest first (verify.py).
 """
+
 from __future__ import annotations
 
 import io
@@ -28,15 +29,42 @@ from builder.bundle import browser_data_script
 
 from .bundle import RUNTIME_JS_NAME, bundle_python_runtime, theme_python_dir
 from .files import copy_if_stale, runtime_cache_root, write_if_changed
-from .precompile import FIRST_FIGURE_STDLIB, SITE_PACKAGES, STDLIB_NAME, WARM_IMPORTS, precompiled
 from .optional import optional_packs
+from .precompile import FIRST_FIGURE_STDLIB, SITE_PACKAGES, STDLIB_NAME, WARM_IMPORTS, precompiled
 from .snapshot import SNAPSHOT_ENV, SNAPSHOT_PREFIX, memory_snapshot
-from .verify import (MANIFEST_PATH, STAMP_NAME, HashStamps, RuntimeAssetError, check_sha256, load_manifest,
-                     numpy_spec, pyodide_fix_hint, sha256_bytes)
-from .wheels import (build_wheel_bytes, cached_pack, ensure_numpy_wheel, lock_entry_for_wheel, pack_bytes,
-                     pack_name, package_imports, project_version, read_pack, trimmed_lock, wheel_pack)
-from .wrappers import (WRAPPER_CHUNK, WRAPPER_ENCODING, cached_wrappers, encode_payload, payload_record,
-                       wrapper_chunks, wrapper_name)
+from .verify import (
+    MANIFEST_PATH,
+    STAMP_NAME,
+    HashStamps,
+    RuntimeAssetError,
+    check_sha256,
+    load_manifest,
+    numpy_spec,
+    pyodide_fix_hint,
+    sha256_bytes,
+)
+from .wheels import (
+    build_wheel_bytes,
+    cached_pack,
+    ensure_numpy_wheel,
+    lock_entry_for_wheel,
+    pack_bytes,
+    pack_name,
+    package_imports,
+    project_version,
+    read_pack,
+    trimmed_lock,
+    wheel_pack,
+)
+from .wrappers import (
+    WRAPPER_CHUNK,
+    WRAPPER_ENCODING,
+    cached_wrappers,
+    encode_payload,
+    payload_record,
+    wrapper_chunks,
+    wrapper_name,
+)
 
 LOCK_NAME = "pyodide-lock.json"
 INDEX_NAME = "runtime-index.js"
@@ -55,7 +83,9 @@ def without_loaded_modules(name: str, kind: str, blob: bytes, loaded: set[str]) 
     holds the offsets) with the loaded ones' data zeroed.  Both compress to almost nothing.  The build-time cells,
     and a boot without a snapshot, use the whole files."""
     if kind == "pack":
-        return pack_bytes([(f, d) for f, d in read_pack(blob) if not (f.endswith(".pyc") and SITE_PACKAGES + f in loaded)])
+        return pack_bytes(
+            [(f, d) for f, d in read_pack(blob) if not (f.endswith(".pyc") and SITE_PACKAGES + f in loaded)]
+        )
     if kind == "file" and name == STDLIB_NAME:
         out = bytearray(blob)
         with zipfile.ZipFile(io.BytesIO(blob)) as zf:
@@ -65,20 +95,26 @@ def without_loaded_modules(name: str, kind: str, blob: bytes, loaded: set[str]) 
                 if info.compress_type != zipfile.ZIP_STORED:
                     raise RuntimeAssetError(f"{STDLIB_NAME}: {info.filename} is not stored (the zip was not made here)")
                 head = info.header_offset
-                start = head + 30 + int.from_bytes(blob[head + 26:head + 28], "little") \
-                    + int.from_bytes(blob[head + 28:head + 30], "little")  # the local header's name and extra
-                out[start:start + info.compress_size] = bytes(info.compress_size)
+                start = (
+                    head
+                    + 30
+                    + int.from_bytes(blob[head + 26 : head + 28], "little")
+                    + int.from_bytes(blob[head + 28 : head + 30], "little")
+                )  # the local header's name and extra
+                out[start : start + info.compress_size] = bytes(info.compress_size)
         return bytes(out)
     return blob
 
 
-def boot_bundle(cache_root: Path, members: list[tuple[str, tuple[str, Path | None, bytes | None, str]]],
-                loaded: set[str]) -> tuple[Path, list[dict]]:
+def boot_bundle(
+    cache_root: Path, members: list[tuple[str, tuple[str, Path | None, bytes | None, str]]], loaded: set[str]
+) -> tuple[Path, list[dict]]:
     """The plan entries of `members` ([(kind, entry)], kind "file" | "snapshot" | "pack") as one file, made once
     into the cache: (`<cache>/bundles/<key>/python-boot-<key>.bundle`, parts [{name, kind, offset, size}] in file
     order).  A "file" (the stdlib zip) is what Pyodide itself fetches: the worker answers that fetch with the part."""
-    key = sha256_bytes(json.dumps([BUNDLE_VERSION, [(name, digest) for _, (name, _, _, digest) in members],
-                                   sorted(loaded)]).encode())[:16]
+    key = sha256_bytes(
+        json.dumps([BUNDLE_VERSION, [(name, digest) for _, (name, _, _, digest) in members], sorted(loaded)]).encode()
+    )[:16]
     out = cache_root / "bundles" / key / f"{BUNDLE_PREFIX}{key}.bundle"
     record = out.with_suffix(".json")
     if out.is_file() and record.is_file():
@@ -124,12 +160,20 @@ class RuntimeInfo:
     """{package: {files, bytes, stripped_files, stripped_bytes}} (see optional.py)."""
 
 
-def prepare_python_runtime(dest: Path, *, cache_dir: Path, pyodide_dir: Path | None = None,
-                           project_root: Path, allow_download: bool = True,
-                           manifest_path: Path = MANIFEST_PATH, bundle: bool = True,
-                           compile_bytecode: bool = True, memory_snapshot_enabled: bool = True,
-                           optional_packages: bool = True,
-                           lazy_assets: dict[str, Path] | None = None) -> RuntimeInfo:
+def prepare_python_runtime(
+    dest: Path,
+    *,
+    cache_dir: Path,
+    pyodide_dir: Path | None = None,
+    project_root: Path,
+    allow_download: bool = True,
+    manifest_path: Path = MANIFEST_PATH,
+    bundle: bool = True,
+    compile_bytecode: bool = True,
+    memory_snapshot_enabled: bool = True,
+    optional_packages: bool = True,
+    lazy_assets: dict[str, Path] | None = None,
+) -> RuntimeInfo:
     """Write the verified Python runtime (http files + file:// wrappers + runtime-index.js) into `dest`.
 
     `cache_dir` is the build cache root (e.g. `.cache`); this step uses `<cache_dir>/pyodide/`.
@@ -159,14 +203,18 @@ def prepare_python_runtime(dest: Path, *, cache_dir: Path, pyodide_dir: Path | N
         src = src_dir / name
         if not src.is_file():
             raise RuntimeAssetError(
-                f"{src}: missing ({spec['source']}); fix: {pyodide_fix_hint(pyodide_dir)}", file=src, expected=spec["sha256"])
+                f"{src}: missing ({spec['source']}); fix: {pyodide_fix_hint(pyodide_dir)}",
+                file=src,
+                expected=spec["sha256"],
+            )
         check_sha256(src, name, spec, stamps.sha256(src), pyodide_fix_hint(pyodide_dir))
         plan.append((name, src, None, spec["sha256"]))
 
     np_name, np_spec = numpy_spec(manifest)
     np_strip = tuple(np_spec.get("strip", []))  # files of the wheel no cell can use (manifest)
-    np_path = ensure_numpy_wheel(cache_root, manifest=manifest, pyodide_dir=pyodide_dir,
-                                 allow_download=allow_download, stamps=stamps)
+    np_path = ensure_numpy_wheel(
+        cache_root, manifest=manifest, pyodide_dir=pyodide_dir, allow_download=allow_download, stamps=stamps
+    )
     plan.append((np_name, np_path, None, np_spec["sha256"]))
     info.numpy_wheel = np_name
 
@@ -175,12 +223,19 @@ def prepare_python_runtime(dest: Path, *, cache_dir: Path, pyodide_dir: Path | N
     warm_imports = ", ".join([WARM_IMPORTS, *package_imports(pkg_dir)]) if pkg_dir.is_dir() else WARM_IMPORTS
     if compile_bytecode:
         std_src = next(p[1] for p in plan if p[0] == STDLIB_NAME)
-        compiled = precompiled(cache_root, src_dir, (std_src, manifest["assets"][STDLIB_NAME]["sha256"]),
-                               (np_path, np_spec["sha256"]), ", ".join([warm_imports, FIRST_FIGURE_STDLIB]))
+        compiled = precompiled(
+            cache_root,
+            src_dir,
+            (std_src, manifest["assets"][STDLIB_NAME]["sha256"]),
+            (np_path, np_spec["sha256"]),
+            ", ".join([warm_imports, FIRST_FIGURE_STDLIB]),
+        )
         if compiled:
             swap = {std_src: compiled[0], np_path: compiled[1]}
-            plan = [(n, swap[src], None, stamps.sha256(swap[src])) if src in swap else (n, src, d, h)
-                    for n, src, d, h in plan]
+            plan = [
+                (n, swap[src], None, stamps.sha256(swap[src])) if src in swap else (n, src, d, h)
+                for n, src, d, h in plan
+            ]
             np_lock["sha256"] = stamps.sha256(compiled[1])
             info.bytecode = True
 
@@ -190,17 +245,27 @@ def prepare_python_runtime(dest: Path, *, cache_dir: Path, pyodide_dir: Path | N
         std_now = next(p for p in plan if p[0] == STDLIB_NAME)
         np_now = next(p for p in plan if p[0] == np_name)
         np_pack = cached_pack(cache_root, np_now[1], np_now[3], np_strip)
-        made = memory_snapshot(cache_root, src_dir, (std_now[1], std_now[3]), (np_pack, stamps.sha256(np_pack)),
-                               manifest["assets"]["pyodide.asm.wasm"]["sha256"], warm_imports,
-                               theme_python_dir=theme_python_dir(project_root))
+        made = memory_snapshot(
+            cache_root,
+            src_dir,
+            (std_now[1], std_now[3]),
+            (np_pack, stamps.sha256(np_pack)),
+            manifest["assets"]["pyodide.asm.wasm"]["sha256"],
+            warm_imports,
+            theme_python_dir=theme_python_dir(project_root),
+        )
         if made:
             snap, dynlibs = made
             dynlibs = dict(dynlibs)
             loaded_modules = set(dynlibs.pop("imported", []))  # for the boot bundle, not the index
             with open(snap, "rb") as f:  # the heap size is the first field after the magic
                 head = f.read(8)
-            snapshot_entry = {"name": snap.name, "size": int.from_bytes(head[4:8], "little"), "dynlibs": dynlibs,
-                              "dataXor": dynlibs["dataXor"]}  # snapshot.py: xor_data_segment
+            snapshot_entry = {
+                "name": snap.name,
+                "size": int.from_bytes(head[4:8], "little"),
+                "dynlibs": dynlibs,
+                "dataXor": dynlibs["dataXor"],
+            }  # snapshot.py: xor_data_segment
             snapshot_name = snap.name
             plan.append((snapshot_name, snap, None, stamps.sha256(snap)))
             info.snapshot = snapshot_name
@@ -212,7 +277,8 @@ def prepare_python_runtime(dest: Path, *, cache_dir: Path, pyodide_dir: Path | N
         ac_version = project_version(project_root, pkg_dir)
         whl_name, whl = build_wheel_bytes(pkg_dir, version=ac_version, dist_name="attention_core")
         extra_lock["attention-core"] = lock_entry_for_wheel(
-            whl_name, whl, name="attention-core", version=ac_version, imports=["attention_core"], depends=["numpy"])
+            whl_name, whl, name="attention-core", version=ac_version, imports=["attention_core"], depends=["numpy"]
+        )
         plan.append((whl_name, None, whl, sha256_bytes(whl)))
         info.attention_core_wheel = whl_name
         imports.append("attention_core")
@@ -236,8 +302,9 @@ def prepare_python_runtime(dest: Path, *, cache_dir: Path, pyodide_dir: Path | N
     bundle_name = None
     if snapshot_name:
         entry = {p[0]: p for p in plan}
-        members = [("file", entry[STDLIB_NAME]), ("snapshot", entry[snapshot_name])] \
-            + [("pack", entry[k["name"]]) for k in packs]
+        members = [("file", entry[STDLIB_NAME]), ("snapshot", entry[snapshot_name])] + [
+            ("pack", entry[k["name"]]) for k in packs
+        ]
         bundle_path, bundle_parts = boot_bundle(cache_root, members, loaded_modules)
         bundled = {name for _, (name, *_) in members}
         bundle_name = bundle_path.name
@@ -245,8 +312,17 @@ def prepare_python_runtime(dest: Path, *, cache_dir: Path, pyodide_dir: Path | N
     # Lazy assets: shipped like every other asset (the same wrapper scripts below) but marked `lazy` in the index,
     # so that no boot loads them; the worker asks for one when it needs it.  The optional packs (matplotlib & co.,
     # optional.py) are such assets; the index's `optional.packages` says which imports need which pack.
-    optional = optional_packs(cache_root, manifest, allow_download=allow_download, stamps=stamps,
-                              pyodide_dir=src_dir if compile_bytecode else None) if optional_packages else []
+    optional = (
+        optional_packs(
+            cache_root,
+            manifest,
+            allow_download=allow_download,
+            stamps=stamps,
+            pyodide_dir=src_dir if compile_bytecode else None,
+        )
+        if optional_packages
+        else []
+    )
     lazy_files = {opt["pack"].name: opt["pack"] for opt in optional}
     lazy_files.update(lazy_assets or {})
     for opt in optional:
@@ -282,9 +358,17 @@ def prepare_python_runtime(dest: Path, *, cache_dir: Path, pyodide_dir: Path | N
                 wraps.append(dest / part.name)
                 copy_if_stale(part, wraps[-1])
         wsize = sum(w.stat().st_size for w in wraps)
-        index_assets.append({"name": name, **record, "wrappers": [w.name for w in wraps], "wrapper": wraps[0].name,
-                             "wrapperSize": wsize, **({"lazy": True} if name in lazy else {}),
-                             **({"parts": bundle_parts} if name == bundle_name else {})})
+        index_assets.append(
+            {
+                "name": name,
+                **record,
+                "wrappers": [w.name for w in wraps],
+                "wrapper": wraps[0].name,
+                "wrapperSize": wsize,
+                **({"lazy": True} if name in lazy else {}),
+                **({"parts": bundle_parts} if name == bundle_name else {}),
+            }
+        )
         info.asset_names.append(name)
         info.http_files += [w.name for w in wraps]
         wanted |= {w.name for w in wraps}
@@ -297,17 +381,38 @@ def prepare_python_runtime(dest: Path, *, cache_dir: Path, pyodide_dir: Path | N
     info.optional_file_bytes = info.optional_bytes
 
     # Remove what an earlier build wrote and this one does not (other attention_core versions, old wrappers).
-    ours = tuple(p[0] for p in plan) + ("attention_core-", SNAPSHOT_PREFIX, BUNDLE_PREFIX, STDLIB_NAME, np_name[:-len(".whl")]) \
+    ours = (
+        tuple(p[0] for p in plan)
+        + ("attention_core-", SNAPSHOT_PREFIX, BUNDLE_PREFIX, STDLIB_NAME, np_name[: -len(".whl")])
         + tuple(spec["file_name"].split("-")[0] + "-" for spec in manifest.get("optional_packages", {}).values())
+    )
     for old in dest.iterdir():
         if old.is_file() and old.name not in wanted and old.name.startswith(ours):
             old.unlink()
 
-    index = {"version": version, "assets": index_assets, "packages": packages, "imports": imports,
-             "snapshot": snapshot_entry, "env": SNAPSHOT_ENV, "packs": packs,
-             "lockFile": LOCK_NAME, "wrapperChunkBytes": WRAPPER_CHUNK, "wrapperEncoding": WRAPPER_ENCODING,
-             "optional": {"packages": {o["name"]: {"pack": o["pack"].name, "wheel": o["wheel"], "imports": o["imports"],
-                                                   "depends": o["depends"]} for o in optional}}}
+    index = {
+        "version": version,
+        "assets": index_assets,
+        "packages": packages,
+        "imports": imports,
+        "snapshot": snapshot_entry,
+        "env": SNAPSHOT_ENV,
+        "packs": packs,
+        "lockFile": LOCK_NAME,
+        "wrapperChunkBytes": WRAPPER_CHUNK,
+        "wrapperEncoding": WRAPPER_ENCODING,
+        "optional": {
+            "packages": {
+                o["name"]: {
+                    "pack": o["pack"].name,
+                    "wheel": o["wheel"],
+                    "imports": o["imports"],
+                    "depends": o["depends"],
+                }
+                for o in optional
+            }
+        },
+    }
     index_bytes = browser_data_script("python", "index", json.dumps(index, sort_keys=True, separators=(",", ":")))
     write_if_changed(dest / INDEX_NAME, index_bytes)
     info.http_bytes += len(index_bytes)

@@ -1,10 +1,10 @@
 """The memory snapshot: the heap of a booted interpreter (NumPy imported) that the browser restores instead of
 starting CPython.  It is made by `snapshot.cjs` (beside this module) under Node, and shipped sparse
 (`pack_snapshot`)."""
+
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import numpy as np
@@ -53,15 +53,20 @@ def pack_snapshot(heap: bytes) -> bytes:
     size, uint32 LE page count n, n uint32 LE indices of the non-zero pages, then those pages.  The transport
     compresses it (wrappers.py); the worker lays the pages into a zeroed buffer.  Deterministic."""
     size, page = len(heap), SNAPSHOT_PAGE
-    pages = [i for i in range(0, (size + page - 1) // page) if heap[i * page:(i + 1) * page].strip(b"\0")]
-    parts = [SNAPSHOT_MAGIC, size.to_bytes(4, "little"), len(pages).to_bytes(4, "little"),
-             b"".join(i.to_bytes(4, "little") for i in pages)]
-    parts += [heap[i * page:(i + 1) * page] for i in pages]
+    pages = [i for i in range(0, (size + page - 1) // page) if heap[i * page : (i + 1) * page].strip(b"\0")]
+    parts = [
+        SNAPSHOT_MAGIC,
+        size.to_bytes(4, "little"),
+        len(pages).to_bytes(4, "little"),
+        b"".join(i.to_bytes(4, "little") for i in pages),
+    ]
+    parts += [heap[i * page : (i + 1) * page] for i in pages]
     return b"".join(parts)
 
 
 def wasm_data_segment(wasm: bytes) -> bytes:
     """The one active data segment of Pyodide's main module (placed at the memory base when it is instantiated)."""
+
     def leb(i: int) -> tuple[int, int]:
         value = shift = 0
         while True:
@@ -71,6 +76,7 @@ def wasm_data_segment(wasm: bytes) -> bytes:
             shift += 7
             if byte < 0x80:
                 return value, i
+
     i = 8
     while i < len(wasm):
         section, size_at = wasm[i], i + 1
@@ -82,7 +88,7 @@ def wasm_data_segment(wasm: bytes) -> bytes:
             if count != 1 or flag != 0 or end - j > 8:
                 raise ValueError("pyodide.asm.wasm: not one active data segment at the memory base")
             length, j = leb(end + 1)
-            return wasm[j:j + length]
+            return wasm[j : j + length]
         i += size
     raise ValueError("pyodide.asm.wasm: no data section")
 
@@ -92,7 +98,7 @@ def xor_data_segment(snapshot: bytes, segment: bytes, at: int) -> bytes:
     becomes zeros where the snapshot still has it (~900 pages are untouched), which the sparse form then drops and
     the rest compresses the better for (−1.1 MB of the shipped snapshot).  Its own inverse."""
     region = np.frombuffer(snapshot, np.uint8, len(segment), at) ^ np.frombuffer(segment, np.uint8)
-    return snapshot[:at] + region.tobytes() + snapshot[at + len(segment):]
+    return snapshot[:at] + region.tobytes() + snapshot[at + len(segment) :]
 
 
 def unpack_snapshot(raw: bytes) -> bytes:
@@ -103,16 +109,23 @@ def unpack_snapshot(raw: bytes) -> bytes:
     heap = bytearray(size)
     off = 12 + 4 * n
     for k in range(n):
-        i = int.from_bytes(raw[12 + 4 * k:16 + 4 * k], "little")
-        chunk = raw[off:off + min(SNAPSHOT_PAGE, size - i * SNAPSHOT_PAGE)]
-        heap[i * SNAPSHOT_PAGE:i * SNAPSHOT_PAGE + len(chunk)] = chunk
+        i = int.from_bytes(raw[12 + 4 * k : 16 + 4 * k], "little")
+        chunk = raw[off : off + min(SNAPSHOT_PAGE, size - i * SNAPSHOT_PAGE)]
+        heap[i * SNAPSHOT_PAGE : i * SNAPSHOT_PAGE + len(chunk)] = chunk
         off += len(chunk)
     return bytes(heap)
 
 
-def memory_snapshot(cache_root: Path, pyodide_js_dir: Path, stdlib: tuple[Path, str], numpy_pack: tuple[Path, str],
-                    pyodide_sha: str, warm_imports: str = WARM_IMPORTS, *,
-                    theme_python_dir: Path) -> tuple[Path, dict] | None:
+def memory_snapshot(
+    cache_root: Path,
+    pyodide_js_dir: Path,
+    stdlib: tuple[Path, str],
+    numpy_pack: tuple[Path, str],
+    pyodide_sha: str,
+    warm_imports: str = WARM_IMPORTS,
+    *,
+    theme_python_dir: Path,
+) -> tuple[Path, dict] | None:
     """The sparse memory snapshot for this exact (Pyodide, stdlib zip, NumPy pack), cached by their sha256,
     and its `dynlibs` record (see above) for the runtime index.
 
@@ -123,9 +136,11 @@ def memory_snapshot(cache_root: Path, pyodide_js_dir: Path, stdlib: tuple[Path, 
     """
     warm = ", ".join([warm_imports, SNAPSHOT_EXTRA_IMPORTS])
     course_runtime = theme_python_dir / "course_runtime.py"
-    key = sha256_bytes(f"{pyodide_sha} {stdlib[1]} {numpy_pack[1]} {SNAPSHOT_VERSION} {warm} "
-                       f"{json.dumps(SNAPSHOT_ENV, sort_keys=True)} "
-                       f"{sha256_bytes(course_runtime.read_bytes())}".encode())[:16]
+    key = sha256_bytes(
+        f"{pyodide_sha} {stdlib[1]} {numpy_pack[1]} {SNAPSHOT_VERSION} {warm} "
+        f"{json.dumps(SNAPSHOT_ENV, sort_keys=True)} "
+        f"{sha256_bytes(course_runtime.read_bytes())}".encode()
+    )[:16]
     out_dir = cache_root / "snapshot" / key
     out = out_dir / f"{SNAPSHOT_PREFIX}{key}.snap"
     meta = out_dir / f"{SNAPSHOT_PREFIX}{key}.json"
@@ -147,10 +162,23 @@ def memory_snapshot(cache_root: Path, pyodide_js_dir: Path, stdlib: tuple[Path, 
         (folder / meta.name).write_text(json.dumps(made), "utf-8")
 
     # packs.js is an ES module in a package without "type": "module": Node imports it as .mjs
-    made = node_job(out_dir, PROGRAM_DIR / "snapshot.cjs",
-                    [str(pyodide_js_dir.resolve()), str(stdlib[0].resolve()), str(numpy_pack[0].resolve()),
-                     f"{{out}}/{out.name}", SITE_PACKAGES, warm, json.dumps(SNAPSHOT_ENV), str(course_runtime),
-                     COURSE_DIR, "{tmp}/packs.mjs"],
-                    "no Python memory snapshot (each boot starts CPython from scratch)", finish,
-                    files={"packs.mjs": (theme_python_dir / "packs.js").read_text("utf-8")})
+    made = node_job(
+        out_dir,
+        PROGRAM_DIR / "snapshot.cjs",
+        [
+            str(pyodide_js_dir.resolve()),
+            str(stdlib[0].resolve()),
+            str(numpy_pack[0].resolve()),
+            f"{{out}}/{out.name}",
+            SITE_PACKAGES,
+            warm,
+            json.dumps(SNAPSHOT_ENV),
+            str(course_runtime),
+            COURSE_DIR,
+            "{tmp}/packs.mjs",
+        ],
+        "no Python memory snapshot (each boot starts CPython from scratch)",
+        finish,
+        files={"packs.mjs": (theme_python_dir / "packs.js").read_text("utf-8")},
+    )
     return (out, json.loads(meta.read_text("utf-8"))) if made else None

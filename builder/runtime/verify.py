@@ -5,6 +5,7 @@ mismatch is a `RuntimeAssetError` naming the file, both hashes and the fix.  Has
 remembered in `<cache_dir>/pyodide/hash-stamps.json` keyed by (size, mtime_ns), so a warm build re-hashes
 nothing; a file whose size or mtime changed is re-hashed.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -20,8 +21,9 @@ STAMP_NAME = "hash-stamps.json"
 class RuntimeAssetError(RuntimeError):
     """An asset is missing or its bytes are not the declared ones."""
 
-    def __init__(self, message: str, *, file: str | Path | None = None, expected: str | None = None,
-                 actual: str | None = None) -> None:
+    def __init__(
+        self, message: str, *, file: str | Path | None = None, expected: str | None = None, actual: str | None = None
+    ) -> None:
         super().__init__(message)
         self.file = str(file) if file is not None else None
         self.expected = expected
@@ -101,12 +103,16 @@ def check_sha256(path: Path, name: str, spec: dict, actual: str, how_to_fix: str
         raise RuntimeAssetError(
             f"{path}: sha256 mismatch for {name}\n  expected {spec['sha256']} ({spec['source']})\n"
             f"  actual   {actual}\n  fix: {how_to_fix}",
-            file=path, expected=spec["sha256"], actual=actual,
+            file=path,
+            expected=spec["sha256"],
+            actual=actual,
         )
 
 
 def pyodide_fix_hint(pyodide_dir: Path | None) -> str:
     if pyodide_dir is not None:
-        return (f"point --pyodide-dir at an unmodified official Pyodide 0.27.7 distribution "
-                f"(got {pyodide_dir}), or drop it to use node_modules/pyodide")
+        return (
+            f"point --pyodide-dir at an unmodified official Pyodide 0.27.7 distribution "
+            f"(got {pyodide_dir}), or drop it to use node_modules/pyodide"
+        )
     return "run `npm ci` to restore node_modules/pyodide (pyodide@0.27.7 from package-lock.json)"

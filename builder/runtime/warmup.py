@@ -10,6 +10,7 @@ Only a cold cache pays for the process: `start()` does nothing when the cache ho
 the same inputs (the runtime's code, the pinned manifest, the Pyodide files, the course's Python, attention_core).
 The warm-up never reports anything: whatever it did not make, the build makes, and reports, itself.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -29,9 +30,15 @@ def fingerprint(project_root: Path, pyodide_dir: Path | None) -> str:
     """Cheap digest of what the runtime's cache entries are made from: file contents of the code, (name, size,
     mtime) of the large Pyodide files."""
     h = hashlib.sha256()
-    sources = sorted([*HERE.glob("*.py"), *HERE.glob("*.cjs"), *HERE.glob("*.json"),
-                      *(project_root / "theme" / "js" / "python").glob("*"),
-                      *(project_root / "attention_core").rglob("*.py")])
+    sources = sorted(
+        [
+            *HERE.glob("*.py"),
+            *HERE.glob("*.cjs"),
+            *HERE.glob("*.json"),
+            *(project_root / "theme" / "js" / "python").glob("*"),
+            *(project_root / "attention_core").rglob("*.py"),
+        ]
+    )
     for path in sources:
         if path.is_file():
             h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
@@ -67,20 +74,25 @@ def _warm(cache_dir: str, project_root: str, pyodide_dir: str | None, site_runti
     remember(cache_dir=cache, project_root=root, pyodide_dir=pyodide, site_runtime=site_runtime)
 
 
-def start(*, cache_dir: Path | None, project_root: Path, pyodide_dir: Path | None, site_runtime: bool,
-          job=None) -> None:
+def start(
+    *, cache_dir: Path | None, project_root: Path, pyodide_dir: Path | None, site_runtime: bool, job=None
+) -> None:
     """Begin the warm-up unless the cache is warm for these inputs (or there is no cache, or one is running).
     `job`: what the process runs instead of the real warm-up (tests), called with the same arguments."""
     global _process, _cells_mark
     if cache_dir is None or _process is not None:
         return
-    if _mark(cache_dir, project_root, pyodide_dir, "site").exists() or \
-            (not site_runtime and _mark(cache_dir, project_root, pyodide_dir, "cells").exists()):
+    if _mark(cache_dir, project_root, pyodide_dir, "site").exists() or (
+        not site_runtime and _mark(cache_dir, project_root, pyodide_dir, "cells").exists()
+    ):
         return
     _cells_mark = _mark(cache_dir, project_root, pyodide_dir, "cells")
     _process = get_context("spawn").Process(
-        target=job or _warm, args=(str(cache_dir), str(project_root), str(pyodide_dir) if pyodide_dir else None, site_runtime),
-        daemon=True, name="runtime-warmup")
+        target=job or _warm,
+        args=(str(cache_dir), str(project_root), str(pyodide_dir) if pyodide_dir else None, site_runtime),
+        daemon=True,
+        name="runtime-warmup",
+    )
     _process.start()
 
 

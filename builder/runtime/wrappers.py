@@ -15,6 +15,7 @@ transport.js: the characters between the first `]="` and the last `"`) — no se
 runtime index carries the sha256 of each payload: it is checked before the payload is inflated or used, on
 both transports.
 """
+
 from __future__ import annotations
 
 import base64
@@ -95,14 +96,16 @@ def wrapper_chunks(name: str, payload: bytes, chunk: int = WRAPPER_CHUNK) -> lis
     """The wrapper scripts of one payload: script i registers `Course.python.assets["<name>/<i>"]`."""
     assert chunk % 4 == 0
     store = _store_prefix(name)
-    return [store + f'/{i}"]="'.encode() + b85_literal(payload[off:off + chunk]) + _SUFFIX
-            for i, off in enumerate(range(0, max(len(payload), 1), chunk))]
+    return [
+        store + f'/{i}"]="'.encode() + b85_literal(payload[off : off + chunk]) + _SUFFIX
+        for i, off in enumerate(range(0, max(len(payload), 1), chunk))
+    ]
 
 
 def wrapper_payload(script: bytes) -> bytes:
     """The payload bytes one wrapper script carries (what transport.js does in the browser)."""
     start = script.index(b']="') + 3
-    return b85_bytes(script[start:script.rindex(b'"')])
+    return b85_bytes(script[start : script.rindex(b'"')])
 
 
 def wrapper_name(name: str, i: int) -> str:
@@ -112,8 +115,9 @@ def wrapper_name(name: str, i: int) -> str:
 def encode_payload(data: bytes) -> tuple[bytes, str | None]:
     """(payload, encoding): the Zstandard frame of `data` (its size in the header) if that saves enough, else `data`."""
     window = {"window_log": ZSTD_WINDOW_LOG} if len(data) > 1 << 23 else {}
-    params = zstandard.ZstdCompressionParameters.from_level(ZSTD_LEVEL, source_size=len(data), write_content_size=1,
-                                                            threads=0, **window)
+    params = zstandard.ZstdCompressionParameters.from_level(
+        ZSTD_LEVEL, source_size=len(data), write_content_size=1, threads=0, **window
+    )
     packed = zstandard.ZstdCompressor(compression_params=params).compress(data)
     if len(packed) <= len(data) * (1 - MIN_SAVING):
         return packed, "zstd"
@@ -129,8 +133,11 @@ def read_asset(folder: Path, entry: dict) -> bytes:
     index entry (tests, tools)."""
     payload = b"".join(wrapper_payload((folder / w).read_bytes()) for w in entry["wrappers"])
     if sha256_bytes(payload) != entry["sha256"]:
-        raise RuntimeAssetError(f"{folder}/{entry['wrappers'][0]}: sha256 {sha256_bytes(payload)}, expected {entry['sha256']}",
-                                expected=entry["sha256"], actual=sha256_bytes(payload))
+        raise RuntimeAssetError(
+            f"{folder}/{entry['wrappers'][0]}: sha256 {sha256_bytes(payload)}, expected {entry['sha256']}",
+            expected=entry["sha256"],
+            actual=sha256_bytes(payload),
+        )
     return decode_payload(payload, entry.get("encoding"))
 
 
@@ -147,7 +154,7 @@ def read_shipped(folder: Path, index: dict, name: str) -> bytes:
     entry = asset_holding(index, name)
     data = read_asset(folder, entry)
     part = next((p for p in entry.get("parts", ()) if p["name"] == name), None)
-    return data if part is None else data[part["offset"]:part["offset"] + part["size"]]
+    return data if part is None else data[part["offset"] : part["offset"] + part["size"]]
 
 
 def payload_record(data: bytes, payload: bytes, encoding: str | None) -> dict:
@@ -170,8 +177,12 @@ def cached_wrappers(cache_root: Path, name: str, src: Path, digest: str, stamps:
     data = src.read_bytes()
     actual = sha256_bytes(data)
     if actual != digest:  # changed since it was hashed a moment ago
-        raise RuntimeAssetError(f"{src}: changed while building its wrapper (sha256 {actual}, expected {digest})",
-                                file=src, expected=digest, actual=actual)
+        raise RuntimeAssetError(
+            f"{src}: changed while building its wrapper (sha256 {actual}, expected {digest})",
+            file=src,
+            expected=digest,
+            actual=actual,
+        )
     payload, encoding = encode_payload(data)
     record = payload_record(data, payload, encoding)
     folder.mkdir(parents=True, exist_ok=True)

@@ -6,14 +6,15 @@ The browser computes the curves itself from the same closed forms as attention_c
 carries reference samples computed here, which the fallback table shows and the end-to-end test compares with
 the widget's readout, plus the facts the prose quotes (``{data}`activation-plot sigmoid′最大` ``).
 """
+
 from __future__ import annotations
 
 from markdown_it.common.utils import escapeHtml
 
 from attention_core.activations import ACTIVATIONS, SATURATED_SLOPE, gelu, gelu_tanh, saturated_from, silu_minimum
 
-from .quote import quote_named
 from .fallback import fmt, note_html
+from .quote import quote_named
 from .schema import Option, Widget, _num
 
 X_LIMIT = 4  # the plot spans −4 … 4
@@ -63,13 +64,28 @@ def _facts() -> dict[str, str]:
 def activation_plot_compute(o: dict) -> dict:
     functions = []
     for a in ACTIVATIONS.values():
-        functions.append({"name": a.name, "label": a.label, "formula": a.formula, "dead": a.dead,
-                          "saturated_from": saturated_from(a.name) if a.saturates else None})
+        functions.append(
+            {
+                "name": a.name,
+                "label": a.label,
+                "formula": a.formula,
+                "dead": a.dead,
+                "saturated_from": saturated_from(a.name) if a.saturates else None,
+            }
+        )
     reference = {a.name: [[float(a.f(x)), float(a.grad(x))] for x in REFERENCE_XS] for a in ACTIVATIONS.values()}
-    return {"functions": functions, "shown": list(o["functions"]), "x": round(o["x"] / X_STEP),
-            "x_limit": X_LIMIT, "x_step": X_STEP, "saturated_slope": SATURATED_SLOPE,
-            "decimals": READOUT_DECIMALS, "reference_xs": list(REFERENCE_XS), "reference": reference,
-            "quotes": _facts()}
+    return {
+        "functions": functions,
+        "shown": list(o["functions"]),
+        "x": round(o["x"] / X_STEP),
+        "x_limit": X_LIMIT,
+        "x_step": X_STEP,
+        "saturated_slope": SATURATED_SLOPE,
+        "decimals": READOUT_DECIMALS,
+        "reference_xs": list(REFERENCE_XS),
+        "reference": reference,
+        "quotes": _facts(),
+    }
 
 
 def activation_plot_fallback(d: dict) -> str:
@@ -80,18 +96,37 @@ def activation_plot_fallback(d: dict) -> str:
     def table(k: int, caption: str) -> str:
         rows = "".join(
             f'<tr><th scope="row">{fmt(x, 1)}</th>'
-            + "".join(f"<td>{fmt(d['reference'][n][i][k], 3)}</td>" for n in names) + "</tr>"
-            for i, x in enumerate(d["reference_xs"]))
-        return (f'<div class="heat-scroll"><table class="num-table"><caption>{caption}</caption>'
-                f'<thead><tr><th scope="col">x</th>{head}</tr></thead><tbody>{rows}</tbody></table></div>')
+            + "".join(f"<td>{fmt(d['reference'][n][i][k], 3)}</td>" for n in names)
+            + "</tr>"
+            for i, x in enumerate(d["reference_xs"])
+        )
+        return (
+            f'<div class="heat-scroll"><table class="num-table"><caption>{caption}</caption>'
+            f'<thead><tr><th scope="col">x</th>{head}</tr></thead><tbody>{rows}</tbody></table></div>'
+        )
 
-    return (table(0, "函数值 f(x)") + table(1, "导数 f′(x)（梯度）")
-            + note_html(f"导数小于 {fmt(d['saturated_slope'], 2)} 的区间称为饱和区；ReLU 在 x < 0 一侧导数恒为 0。"
-                        "开启 JavaScript 后可以叠加曲线、拖动取值点。"))
+    return (
+        table(0, "函数值 f(x)")
+        + table(1, "导数 f′(x)（梯度）")
+        + note_html(
+            f"导数小于 {fmt(d['saturated_slope'], 2)} 的区间称为饱和区；ReLU 在 x < 0 一侧导数恒为 0。"
+            "开启 JavaScript 后可以叠加曲线、拖动取值点。"
+        )
+    )
 
 
-WIDGET = Widget("activation-plot", "激活函数与它的导数", {
-    "functions": Option("choices", ["sigmoid", "relu", "gelu"], "activations drawn at first",
-                        choices=tuple(ACTIVATIONS)),
-    "x": Option("number", -2, "initial position of the point", minimum=-X_LIMIT, maximum=X_LIMIT),
-}, activation_plot_compute, activation_plot_fallback, activation_plot_check, quote=quote_named, stylesheet="activation")
+WIDGET = Widget(
+    "activation-plot",
+    "激活函数与它的导数",
+    {
+        "functions": Option(
+            "choices", ["sigmoid", "relu", "gelu"], "activations drawn at first", choices=tuple(ACTIVATIONS)
+        ),
+        "x": Option("number", -2, "initial position of the point", minimum=-X_LIMIT, maximum=X_LIMIT),
+    },
+    activation_plot_compute,
+    activation_plot_fallback,
+    activation_plot_check,
+    quote=quote_named,
+    stylesheet="activation",
+)

@@ -1,10 +1,12 @@
 """A ```{widget} block, from its YAML options to its HTML: options checked against the widget's schema (every
 problem with the line of the offending option), data computed, then rendered as the fallback HTML plus the data
 as `<script type="application/json">` (theme/js/widgets/<name>.js mounts on it)."""
+
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import yaml
 from markdown_it.common.utils import escapeHtml
@@ -61,7 +63,11 @@ def prepare_widget(name: str, body: str, report: Report, number: int, *, build: 
     widget = widgets.get(name)
     if widget is None:
         known = ", ".join(sorted(widgets))
-        error(f"unknown widget '{name}' (known: {known})" if name else f"missing widget name after {{widget}} (known: {known})")
+        error(
+            f"unknown widget '{name}' (known: {known})"
+            if name
+            else f"missing widget name after {{widget}} (known: {known})"
+        )
         return None
     try:
         raw = yaml.safe_load(body) if body.strip() else {}
@@ -69,8 +75,10 @@ def prepare_widget(name: str, body: str, report: Report, number: int, *, build: 
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         last_line = max(0, len(body.rstrip("\n").split("\n")) - 1)  # EOF errors point at the last option line
-        error(f"widget options are not valid YAML: {getattr(exc, 'problem', None) or exc}",
-              min(mark.line, last_line) if mark is not None else 0)
+        error(
+            f"widget options are not valid YAML: {getattr(exc, 'problem', None) or exc}",
+            min(mark.line, last_line) if mark is not None else 0,
+        )
         return None
     if raw is None:
         raw = {}
@@ -115,9 +123,11 @@ def prepare_widget(name: str, body: str, report: Report, number: int, *, build: 
 
 def render_widget(block: WidgetBlock) -> str:
     w, ident = block.widget, block.ident
-    return (f'<div class="widget widget-{w.name}" data-widget="{w.name}" id="{ident}" role="group" '
-            f'aria-labelledby="{ident}-title">'
-            f'<p class="widget-title" id="{ident}-title"><span class="widget-kicker">交互演示</span>{escapeHtml(w.title)}</p>'
-            f'<div class="widget-body">{w.fallback(block.data)}</div>'
-            f'<script type="application/json" class="widget-data">{embed_json(w.embed(block.data) if w.embed else block.data)}</script>'
-            "</div>\n")
+    return (
+        f'<div class="widget widget-{w.name}" data-widget="{w.name}" id="{ident}" role="group" '
+        f'aria-labelledby="{ident}-title">'
+        f'<p class="widget-title" id="{ident}-title"><span class="widget-kicker">交互演示</span>{escapeHtml(w.title)}</p>'
+        f'<div class="widget-body">{w.fallback(block.data)}</div>'
+        f'<script type="application/json" class="widget-data">{embed_json(w.embed(block.data) if w.embed else block.data)}</script>'
+        "</div>\n"
+    )

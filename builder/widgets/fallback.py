@@ -1,11 +1,13 @@
 """What every widget's static HTML and embedded data share: number formatting and rounding (the JS in
 theme/js/widgets/common.js follows the same rules), the compact JSON embedding, and the fallback tables and
 bars that are the content without JavaScript."""
+
 from __future__ import annotations
 
 import json
 import math
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 from markdown_it.common.utils import escapeHtml
@@ -55,7 +57,7 @@ def percent_row(weights: list[float]) -> list[int]:
         total += x
     target = math.floor(total + 0.5)
     order = sorted(range(len(scaled)), key=lambda j: (-(scaled[j] - floors[j]), j))
-    for j in order[:max(0, target - sum(floors))]:
+    for j in order[: max(0, target - sum(floors))]:
         floors[j] += 1
     return [int(x) for x in floors]
 
@@ -97,7 +99,7 @@ def _linear(channel: float) -> float:
 
 
 def _hex_rgb(colour: str) -> tuple[float, float, float]:
-    return tuple(int(colour[k:k + 2], 16) / 255 for k in (1, 3, 5))  # type: ignore[return-value]
+    return tuple(int(colour[k : k + 2], 16) / 255 for k in (1, 3, 5))  # type: ignore[return-value]
 
 
 def _oklab(colour: str) -> tuple[float, float, float]:
@@ -105,9 +107,11 @@ def _oklab(colour: str) -> tuple[float, float, float]:
     l_ = (0.4122214708 * r + 0.5363325363 * g + 0.0514459929 * b) ** (1 / 3)
     m_ = (0.2119034982 * r + 0.6806995451 * g + 0.1073969566 * b) ** (1 / 3)
     s_ = (0.0883024619 * r + 0.2817188376 * g + 0.6299787005 * b) ** (1 / 3)
-    return (0.2104542553 * l_ + 0.7936177850 * m_ - 0.0040720468 * s_,
-            1.9779984951 * l_ - 2.4285922050 * m_ + 0.4505937099 * s_,
-            0.0259040371 * l_ + 0.7827717662 * m_ - 0.8086757660 * s_)
+    return (
+        0.2104542553 * l_ + 0.7936177850 * m_ - 0.0040720468 * s_,
+        1.9779984951 * l_ - 2.4285922050 * m_ + 0.4505937099 * s_,
+        0.0259040371 * l_ + 0.7827717662 * m_ - 0.8086757660 * s_,
+    )
 
 
 def heat_background(w: float, scheme: str) -> tuple[int, int, int]:
@@ -115,11 +119,16 @@ def heat_background(w: float, scheme: str) -> tuple[int, int, int]:
     t = round(w, SHADE_DECIMALS)
     lo, hi = _oklab(HEAT_COLOURS[scheme]["lo"]), _oklab(HEAT_COLOURS[scheme]["hi"])
     L, a, b = (h * t + o * (1 - t) for h, o in zip(hi, lo))
-    cl, cm, cs = ((L + 0.3963377774 * a + 0.2158037573 * b) ** 3, (L - 0.1055613458 * a - 0.0638541728 * b) ** 3,
-                  (L - 0.0894841775 * a - 1.2914855480 * b) ** 3)  # the LMS cone responses
-    rgb = (4.0767416621 * cl - 3.3077115913 * cm + 0.2309699292 * cs,
-           -1.2684380046 * cl + 2.6097574011 * cm - 0.3413193965 * cs,
-           -0.0041960863 * cl - 0.7034186147 * cm + 1.7076147010 * cs)
+    cl, cm, cs = (
+        (L + 0.3963377774 * a + 0.2158037573 * b) ** 3,
+        (L - 0.1055613458 * a - 0.0638541728 * b) ** 3,
+        (L - 0.0894841775 * a - 1.2914855480 * b) ** 3,
+    )  # the LMS cone responses
+    rgb = (
+        4.0767416621 * cl - 3.3077115913 * cm + 0.2309699292 * cs,
+        -1.2684380046 * cl + 2.6097574011 * cm - 0.3413193965 * cs,
+        -0.0041960863 * cl - 0.7034186147 * cm + 1.7076147010 * cs,
+    )
     gamma = (12.92 * c if c <= 0.0031308 else 1.055 * c ** (1 / 2.4) - 0.055 for c in rgb)
     return tuple(round(min(1.0, max(0.0, c)) * 255) for c in gamma)  # type: ignore[return-value]
 
@@ -156,8 +165,13 @@ def _weight_cell(w: float, shown: int, masked: bool = False) -> str:
     return f'<td{high} style="--w:{css_number(w)}">{shown}</td>'
 
 
-def weights_table(tokens: list[str], weights: list[list[float]], caption: str, mask: list[list[bool]] | None = None,
-                  row_sums: list[float] | None = None) -> str:
+def weights_table(
+    tokens: list[str],
+    weights: list[list[float]],
+    caption: str,
+    mask: list[list[bool]] | None = None,
+    row_sums: list[float] | None = None,
+) -> str:
     """A token×token table of whole percentages (each row sums to 100, `percent_row`), shaded like the live heatmap."""
     head = "".join(f'<th scope="col">{escapeHtml(t)}</th>' for t in tokens)
     sum_head = '<th scope="col" class="heat-sum">合计</th>' if row_sums is not None else ""
@@ -168,21 +182,32 @@ def weights_table(tokens: list[str], weights: list[list[float]], caption: str, m
         total = f'<td class="heat-sum">{percent(row_sums[i])}%</td>' if row_sums is not None else ""
         rows.append(f'<tr><th scope="row">{escapeHtml(tok)}</th>{cells}{total}</tr>')
     long = " heat-long" if any(len(t) > 2 for t in tokens) else ""
-    return (f'<div class="heat-scroll"><table class="heat-table heat-static{long}"><caption>{escapeHtml(caption)}</caption>'
-            f'<thead><tr><th scope="col"><span class="visually-hidden">Query ＼ Key</span></th>{head}{sum_head}</tr></thead>'
-            f'<tbody>{"".join(rows)}</tbody></table></div>')
+    return (
+        f'<div class="heat-scroll"><table class="heat-table heat-static{long}"><caption>{escapeHtml(caption)}</caption>'
+        f'<thead><tr><th scope="col"><span class="visually-hidden">Query ＼ Key</span></th>{head}{sum_head}</tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table></div>"
+    )
 
 
-def matrix_table(row_labels: list[str], col_labels: list[str], values: list[list[float]], caption: str,
-                 col_class: Callable[[int], str] | None = None) -> str:
+def matrix_table(
+    row_labels: list[str],
+    col_labels: list[str],
+    values: list[list[float]],
+    caption: str,
+    col_class: Callable[[int], str] | None = None,
+) -> str:
     head = "".join(f'<th scope="col"{_cls(col_class, j)}>{escapeHtml(c)}</th>' for j, c in enumerate(col_labels))
     rows = "".join(
         f'<tr><th scope="row">{escapeHtml(r)}</th>'
-        + "".join(f'<td{_cls(col_class, j)}>{fmt(v)}</td>' for j, v in enumerate(row)) + "</tr>"
-        for r, row in zip(row_labels, values))
-    return (f'<div class="heat-scroll"><table class="num-table"><caption>{escapeHtml(caption)}</caption>'
-            f'<thead><tr><th scope="col"><span class="visually-hidden">词</span></th>{head}</tr></thead>'
-            f'<tbody>{rows}</tbody></table></div>')
+        + "".join(f"<td{_cls(col_class, j)}>{fmt(v)}</td>" for j, v in enumerate(row))
+        + "</tr>"
+        for r, row in zip(row_labels, values)
+    )
+    return (
+        f'<div class="heat-scroll"><table class="num-table"><caption>{escapeHtml(caption)}</caption>'
+        f'<thead><tr><th scope="col"><span class="visually-hidden">词</span></th>{head}</tr></thead>'
+        f"<tbody>{rows}</tbody></table></div>"
+    )
 
 
 def _cls(col_class: Callable[[int], str] | None, j: int) -> str:
@@ -193,7 +218,8 @@ def bars_list(tokens: list[str], weights: list[float], label: str) -> str:
     items = "".join(
         f'<li><span class="bar-label">{escapeHtml(t)}</span><span class="bar-track"><span class="bar-fill" '
         f'style="width:{css_number(w * 100, 2)}%"></span></span><span class="bar-value">{p}%</span></li>'
-        for t, w, p in zip(tokens, weights, percent_row(weights)))
+        for t, w, p in zip(tokens, weights, percent_row(weights))
+    )
     return f'<ol class="bars" aria-label="{escapeHtml(label)}">{items}</ol>'
 
 

@@ -6,6 +6,7 @@ The model does not run in the browser: builder/real_model/generation.py `continu
 of contexts (the prompt, its top few continuations, theirs, …, then greedy to a fixed depth) with each context's
 top tokens and their probabilities at each temperature. The page embeds each prompt's first distribution; the
 whole tree is one data script loaded on first interaction. A pick outside the tree is said to be so."""
+
 from __future__ import annotations
 
 import json
@@ -35,18 +36,30 @@ class PromptsOption(Option):
 
     def check(self, name: str, value: Any) -> Any:
         if not isinstance(value, list) or not value:
-            raise OptionError(f"option '{name}' must be a non-empty list of prompt ids ({', '.join(PROMPTS)}) "
-                              "or {text: …, title: …} items")
+            raise OptionError(
+                f"option '{name}' must be a non-empty list of prompt ids ({', '.join(PROMPTS)}) "
+                "or {text: …, title: …} items"
+            )
         out = []
         for i, item in enumerate(value):
             if isinstance(item, str) and item in PROMPTS:
                 out.append({"id": item, "title": PROMPTS[item][0], "text": PROMPTS[item][1]})
-            elif isinstance(item, dict) and isinstance(item.get("text"), str) and item["text"].strip() \
-                    and not set(item) - {"text", "title"} and isinstance(item.get("title", ""), str):
-                out.append({"id": f"custom-{i + 1}", "title": item.get("title") or item["text"][:16], "text": item["text"]})
+            elif (
+                isinstance(item, dict)
+                and isinstance(item.get("text"), str)
+                and item["text"].strip()
+                and not set(item) - {"text", "title"}
+                and isinstance(item.get("title", ""), str)
+            ):
+                out.append(
+                    {"id": f"custom-{i + 1}", "title": item.get("title") or item["text"][:16], "text": item["text"]}
+                )
             else:
-                raise OptionError(f"option '{name}': unknown prompt {item!r} (known ids: {', '.join(PROMPTS)}; "
-                                  "or give {text: …, title: …})", item=i)
+                raise OptionError(
+                    f"option '{name}': unknown prompt {item!r} (known ids: {', '.join(PROMPTS)}; "
+                    "or give {text: …, title: …})",
+                    item=i,
+                )
         if len({p["text"] for p in out}) != len(out):
             raise OptionError(f"option '{name}' lists a prompt twice")
         return out
@@ -55,14 +68,19 @@ class PromptsOption(Option):
 class TemperatureOption(Option):
     def check(self, name: str, value: Any) -> Any:
         if isinstance(value, bool) or not isinstance(value, (int, float)) or float(value) not in TEMPERATURES:
-            raise OptionError(f"option '{name}' must be one of the widget's temperatures "
-                              f"{', '.join(f'{t:g}' for t in TEMPERATURES)}; got {value!r}")
+            raise OptionError(
+                f"option '{name}' must be one of the widget's temperatures "
+                f"{', '.join(f'{t:g}' for t in TEMPERATURES)}; got {value!r}"
+            )
         return float(value)
 
 
 def _node_json(node: real_model.ContinuationNode) -> dict:
-    return {"t": list(node.top_ids), "p": round_significant([list(r) for r in node.probs], PROBABILITY_DIGITS),
-            "c": list(node.children)}
+    return {
+        "t": list(node.top_ids),
+        "p": round_significant([list(r) for r in node.probs], PROBABILITY_DIGITS),
+        "c": list(node.children),
+    }
 
 
 def greedy_text(tree: real_model.ContinuationTree) -> tuple[str, int]:
@@ -88,25 +106,46 @@ def build_data(o: dict, build: Any) -> tuple[dict, dict[str, bytes]]:
         items = WIDGET.options["prompts"].check("prompts", items)
     for p in items:
         try:
-            tree = real_model.continuation_tree(build, p["text"], top=TOP, branching=BRANCHING, depth=o["depth"],
-                                                temperatures=TEMPERATURES)
+            tree = real_model.continuation_tree(
+                build, p["text"], top=TOP, branching=BRANCHING, depth=o["depth"], temperatures=TEMPERATURES
+            )
         except real_model.ModelInputError as exc:
             raise WidgetDataError(f"prompt {p['id']}: {exc}", "prompts") from exc
         except ModelWeightsError as exc:
             raise WidgetDataError(f"the model SmolLM2-135M is not available: {exc}") from exc
         root = tree.nodes[0]
         greedy, greedy_n = greedy_text(tree)
-        prompts.append({**p, "tokens": [tree.strings[i] for i in tree.prompt_ids], "root": _node_json(root),
-                        "strings": {str(i): tree.strings[i] for i in root.top_ids}, "greedy": greedy,
-                        "greedy_tokens": greedy_n, "nodes": len(tree.nodes), "passes": tree.forward_passes})
-        full[p["id"]] = {"nodes": [_node_json(n) for n in tree.nodes], "strings": {str(k): v for k, v in tree.strings.items()}}
+        prompts.append(
+            {
+                **p,
+                "tokens": [tree.strings[i] for i in tree.prompt_ids],
+                "root": _node_json(root),
+                "strings": {str(i): tree.strings[i] for i in root.top_ids},
+                "greedy": greedy,
+                "greedy_tokens": greedy_n,
+                "nodes": len(tree.nodes),
+                "passes": tree.forward_passes,
+            }
+        )
+        full[p["id"]] = {
+            "nodes": [_node_json(n) for n in tree.nodes],
+            "strings": {str(k): v for k, v in tree.strings.items()},
+        }
     payload = json.dumps(full, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
     key = real_model.digest_of(payload.encode())
     path = f"assets/model/generation-{key}.js"
     shape = real_model.model_shape(build)
-    data = {"prompts": prompts, "temperatures": list(TEMPERATURES), "temperature": TEMPERATURES.index(o["temperature"]),
-            "top": TOP, "branching": list(BRANCHING), "depth": o["depth"], "vocab_size": shape.vocab_size,
-            "data": path, "key": key}
+    data = {
+        "prompts": prompts,
+        "temperatures": list(TEMPERATURES),
+        "temperature": TEMPERATURES.index(o["temperature"]),
+        "top": TOP,
+        "branching": list(BRANCHING),
+        "depth": o["depth"],
+        "vocab_size": shape.vocab_size,
+        "data": path,
+        "key": key,
+    }
     return data, {path: browser_data_script("generationTree", f"d{key}", payload)}
 
 
@@ -116,12 +155,18 @@ def fallback(d: dict) -> str:
     for p in d["prompts"]:
         root = p["root"]
         words = [shown_token(p["strings"][str(i)]) for i in root["t"]] + [f"其余 {d['vocab_size'] - d['top']} 个"]
-        parts.append(f'<p class="widget-caption">{escapeHtml(p["title"])}：<code>{escapeHtml(p["text"])}</code></p>'
-                     + bars_list(words, with_tail(root["p"][t1]), f"{p['title']}：下一个 token 的概率（前 {d['top']} 名"
-                                 "与其余全部，T = 1）")
-                     + f'<p class="widget-note">每次都选第一名（贪心）会接着写出：<code>{escapeHtml(p["greedy"])}</code></p>')
-    return "".join(parts) + ('<p class="widget-note">启用 JavaScript 后可以在这里一步步挑选下一个 token，'
-                             '比较贪心和按温度抽样。</p>')
+        parts.append(
+            f'<p class="widget-caption">{escapeHtml(p["title"])}：<code>{escapeHtml(p["text"])}</code></p>'
+            + bars_list(
+                words,
+                with_tail(root["p"][t1]),
+                f"{p['title']}：下一个 token 的概率（前 {d['top']} 名与其余全部，T = 1）",
+            )
+            + f'<p class="widget-note">每次都选第一名（贪心）会接着写出：<code>{escapeHtml(p["greedy"])}</code></p>'
+        )
+    return "".join(parts) + (
+        '<p class="widget-note">启用 JavaScript 后可以在这里一步步挑选下一个 token，比较贪心和按温度抽样。</p>'
+    )
 
 
 def quote(d: dict, selectors: list[str], target: str) -> str:
@@ -143,9 +188,21 @@ def quote(d: dict, selectors: list[str], target: str) -> str:
     return f"{percent_row(with_tail(p['root']['p'][k]))[words.index(target)]}%"  # as the widget's bar rounds it
 
 
-WIDGET = Widget("generation-tree", "一次生成一个 token：真实模型的下一个词", {
-    "prompts": PromptsOption("prompts", ["capital", "story"], "prompt ids or {text: …, title: …}"),
-    "depth": Option("integer", 7, "tokens the tree goes past the prompt (greedy after the branching)", minimum=1,
-                    maximum=10),
-    "temperature": TemperatureOption("number", 1.0, "initial temperature: 0.5, 1 or 2"),
-}, compute=lambda o: {}, fallback=fallback, accepts=lambda ex: None, build_data=build_data, lazy=True, quote=quote, stylesheet="generation-tree")
+WIDGET = Widget(
+    "generation-tree",
+    "一次生成一个 token：真实模型的下一个词",
+    {
+        "prompts": PromptsOption("prompts", ["capital", "story"], "prompt ids or {text: …, title: …}"),
+        "depth": Option(
+            "integer", 7, "tokens the tree goes past the prompt (greedy after the branching)", minimum=1, maximum=10
+        ),
+        "temperature": TemperatureOption("number", 1.0, "initial temperature: 0.5, 1 or 2"),
+    },
+    compute=lambda o: {},
+    fallback=fallback,
+    accepts=lambda ex: None,
+    build_data=build_data,
+    lazy=True,
+    quote=quote,
+    stylesheet="generation-tree",
+)

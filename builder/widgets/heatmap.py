@@ -1,5 +1,6 @@
 """The `heatmap` widget: token × token attention weights of example sentences, with and without the causal
 mask (theme/js/widgets/heatmap.js draws it; the fallback is one static table per example)."""
+
 from __future__ import annotations
 
 from markdown_it.common.utils import escapeHtml
@@ -9,17 +10,23 @@ from attention_core import get_example
 from .fallback import as_list, note_html, weights_table
 from .schema import Option, Widget
 
+
 def heatmap_compute(o: dict) -> dict:
     examples = []
     for ident in o["examples"]:
         ex = get_example(ident)
         causal = ex.trace(causal=True).weights
         full = ex.trace(causal=False).weights
-        examples.append({
-            "id": ex.id, "title": ex.title, "tokens": list(ex.tokens), "note": ex.note,
-            "weights": {"causal": as_list(causal), "none": as_list(full)},
-            "row_sums": {"causal": as_list(causal.sum(axis=1)), "none": as_list(full.sum(axis=1))},
-        })
+        examples.append(
+            {
+                "id": ex.id,
+                "title": ex.title,
+                "tokens": list(ex.tokens),
+                "note": ex.note,
+                "weights": {"causal": as_list(causal), "none": as_list(full)},
+                "row_sums": {"causal": as_list(causal.sum(axis=1)), "none": as_list(full.sum(axis=1))},
+            }
+        )
     return {"mask": o["mask"], "examples": examples}
 
 
@@ -34,12 +41,20 @@ def heatmap_fallback(d: dict) -> str:
         if n == 0:
             parts.append(table + note_html(ex["note"]))
         else:
-            parts.append(f'<details class="widget-more"><summary>{escapeHtml(ex["title"])}</summary>{table}'
-                         f'{note_html(ex["note"])}</details>')
+            parts.append(
+                f'<details class="widget-more"><summary>{escapeHtml(ex["title"])}</summary>{table}'
+                f"{note_html(ex['note'])}</details>"
+            )
     return "".join(parts)
 
 
-WIDGET = Widget("heatmap", "注意力热力图", {
-    "examples": Option("examples", ["cat-fast", "animal-tired", "animal-wide"], "example ids, first shown first"),
-    "mask": Option("choice", "causal", "initial state of the causal-mask toggle", choices=("causal", "none")),
-}, heatmap_compute, heatmap_fallback)
+WIDGET = Widget(
+    "heatmap",
+    "注意力热力图",
+    {
+        "examples": Option("examples", ["cat-fast", "animal-tired", "animal-wide"], "example ids, first shown first"),
+        "mask": Option("choice", "causal", "initial state of the causal-mask toggle", choices=("causal", "none")),
+    },
+    heatmap_compute,
+    heatmap_fallback,
+)

@@ -1,11 +1,13 @@
 """The `multi-head` widget: every head's attention of one example side by side, their concatenation and the
 output after W_O (theme/js/widgets/multi-head.js)."""
+
 from __future__ import annotations
 
 from attention_core import Example, get_example
 
 from .fallback import as_list, matrix_table, note_html, weights_table
 from .schema import Option, Widget
+
 
 def multi_head_check(o: dict) -> list[tuple[str, str]]:
     ex = get_example(o["example"])
@@ -19,14 +21,25 @@ def multi_head_compute(o: dict) -> dict:
     tr = ex.multi_head_trace()
     h = tr.num_heads
     d_out = tr.output.shape[-1]
-    labels = list(ex.feature_labels) if len(ex.feature_labels) == d_out and ex.W_O is not None else \
-        [f"维度 {k}" for k in range(d_out)]
+    labels = (
+        list(ex.feature_labels)
+        if len(ex.feature_labels) == d_out and ex.W_O is not None
+        else [f"维度 {k}" for k in range(d_out)]
+    )
     return {
-        "title": ex.title, "tokens": list(ex.tokens), "note": ex.note, "num_heads": h, "d_v": tr.d_v,
-        "head_labels": list(ex.head_labels) or [f"头 {k}" for k in range(h)], "causal": ex.causal,
+        "title": ex.title,
+        "tokens": list(ex.tokens),
+        "note": ex.note,
+        "num_heads": h,
+        "d_v": tr.d_v,
+        "head_labels": list(ex.head_labels) or [f"头 {k}" for k in range(h)],
+        "causal": ex.causal,
         "query": ex.index(ex.query) if ex.query in ex.tokens else 0,
-        "weights": as_list(tr.weights), "concat": as_list(tr.concat), "output": as_list(tr.output),
-        "output_labels": labels, "has_wo": ex.W_O is not None,
+        "weights": as_list(tr.weights),
+        "concat": as_list(tr.concat),
+        "output": as_list(tr.output),
+        "output_labels": labels,
+        "has_wo": ex.W_O is not None,
     }
 
 
@@ -39,18 +52,29 @@ def multi_head_fallback(d: dict) -> str:
     mask = [[j <= i for j in range(L)] for i in range(L)] if d["causal"] else None
     heads = "".join(
         f'<div class="mh-head">{weights_table(d["tokens"], w, f"头 {k}：{label}（%）", mask)}</div>'
-        for k, (w, label) in enumerate(zip(d["weights"], d["head_labels"])))
+        for k, (w, label) in enumerate(zip(d["weights"], d["head_labels"]))
+    )
     block = lambda j: f"mh-block-{(j // d['d_v']) % 3}"  # noqa: E731
-    return (f'<div class="mh-heads">{heads}</div>'
-            + matrix_table(d["tokens"], concat_labels(d), d["concat"], "拼接（concat）：各头输出并排", block)
-            + matrix_table(d["tokens"], d["output_labels"], d["output"], "经 W_O 融合后的输出")
-            + note_html(d["note"]))
+    return (
+        f'<div class="mh-heads">{heads}</div>'
+        + matrix_table(d["tokens"], concat_labels(d), d["concat"], "拼接（concat）：各头输出并排", block)
+        + matrix_table(d["tokens"], d["output_labels"], d["output"], "经 W_O 融合后的输出")
+        + note_html(d["note"])
+    )
 
 
 def _needs_embeddings(ex: Example) -> str | None:
     return None if ex.X is not None else "it has no embeddings (a score-only example)"
 
 
-WIDGET = Widget("multi-head", "多头注意力：几个头各看各的", {
-    "example": Option("example", "multi-head", "example id"),
-}, multi_head_compute, multi_head_fallback, multi_head_check, _needs_embeddings)
+WIDGET = Widget(
+    "multi-head",
+    "多头注意力：几个头各看各的",
+    {
+        "example": Option("example", "multi-head", "example id"),
+    },
+    multi_head_compute,
+    multi_head_fallback,
+    multi_head_check,
+    _needs_embeddings,
+)

@@ -6,6 +6,7 @@ two views of the same precomputed runs (theme/js/widgets/next-token.js draws the
 * `lens`: the logit lens — the model's final RMSNorm and LM head applied to the residual stream after every
   block: the best token at each depth, and the rank and probability of the final answer there.
 """
+
 from __future__ import annotations
 
 import json
@@ -22,8 +23,10 @@ from .schema import Option, OptionError, Widget, WidgetDataError
 VIEWS = ("predict", "lens")
 DEFAULT_PROMPTS = ["The capital of France is", "The opposite of hot is", "Once upon a", "The cat sat on the"]
 TEMPERATURES = tuple(round(0.1 * k, 1) for k in range(1, 21))  # 0.1 … 2.0: the slider's grid
-NOTE = ("真实模型 SmolLM2-135M（Q4_1 量化权重）在构建时用 NumPy 逐层算出；概率是对整个词表（49152 个 token）"
-        "做 softmax 的结果。␣ 表示 token 开头的空格。")
+NOTE = (
+    "真实模型 SmolLM2-135M（Q4_1 量化权重）在构建时用 NumPy 逐层算出；概率是对整个词表（49152 个 token）"
+    "做 softmax 的结果。␣ 表示 token 开头的空格。"
+)
 
 
 class PromptsOption(Option):
@@ -55,27 +58,47 @@ def build_data(o: dict, build: Any) -> tuple[dict, dict[str, bytes]]:
         except ModelWeightsError as exc:
             raise WidgetDataError(f"the model SmolLM2-135M is not available: {exc}") from exc
     if not 0 <= o["prompt"] < len(runs):
-        raise WidgetDataError(f"option 'prompt' must be between 0 and {len(runs) - 1} (the index of one of the "
-                              f"{len(runs)} prompts), got {o['prompt']}", "prompt")
+        raise WidgetDataError(
+            f"option 'prompt' must be between 0 and {len(runs) - 1} (the index of one of the "
+            f"{len(runs)} prompts), got {o['prompt']}",
+            "prompt",
+        )
     prompts = []
     for r in runs:
-        item = {"text": r.text, "tokens": [shown_token(t) for t in r.tokens], "top": [shown_token(t) for t in r.top_tokens]}
+        item = {
+            "text": r.text,
+            "tokens": [shown_token(t) for t in r.tokens],
+            "top": [shown_token(t) for t in r.top_tokens],
+        }
         if o["view"] == "predict":
             item.update(probs=[[round(x, 5) for x in row] for row in r.probs], rest=[round(x, 5) for x in r.rest])
         else:
-            item.update(lens=[shown_token(row[0]) for row in r.lens_tokens], lens_prob=[round(row[0], 5) for row in r.lens_probs],
-                        rank=r.answer_rank, answer_prob=[round(x, 6) for x in r.answer_prob], first_top=first_stays(r.answer_rank, 1),
-                        first_top10=first_stays(r.answer_rank, 10))
+            item.update(
+                lens=[shown_token(row[0]) for row in r.lens_tokens],
+                lens_prob=[round(row[0], 5) for row in r.lens_probs],
+                rank=r.answer_rank,
+                answer_prob=[round(x, 6) for x in r.answer_prob],
+                first_top=first_stays(r.answer_rank, 1),
+                first_top10=first_stays(r.answer_rank, 10),
+            )
         prompts.append(item)
-    data = {"view": o["view"], "prompt": o["prompt"], "layers": runs[0].n_layers, "vocab": runs[0].vocab_size,
-            "prompts": prompts, "note": NOTE}
+    data = {
+        "view": o["view"],
+        "prompt": o["prompt"],
+        "layers": runs[0].n_layers,
+        "vocab": runs[0].vocab_size,
+        "prompts": prompts,
+        "note": NOTE,
+    }
     if o["view"] == "predict":
         data["temperatures"] = list(TEMPERATURES)
         data["value_index"] = TEMPERATURES.index(o["temperature"])
     # The numbers of every prompt (4 × 20 temperatures × 11 probabilities, or 4 × 31 depths) are ~40 % of module
     # 06's widget JSON: they travel in a data script the widget loads when it mounts (issue 19's first view);
     # the page keeps the rest, and the fallback and the prose's quotes read the whole `data` at build time.
-    payload = json.dumps([{k: p[k] for k in HEAVY[o["view"]]} for p in prompts], separators=(",", ":"), ensure_ascii=False)
+    payload = json.dumps(
+        [{k: p[k] for k in HEAVY[o["view"]]} for p in prompts], separators=(",", ":"), ensure_ascii=False
+    )
     where, files = widget_data_script("next-token", "nextToken", payload)
     data.update(where)
     return data, files
@@ -102,8 +125,12 @@ def first_stays(ranks: list[int], best: int) -> int | None:
 
 def check(o: dict) -> list[tuple[str, str]]:
     if o["temperature"] not in TEMPERATURES:
-        return [("temperature", f"option 'temperature' must be one of 0.1, 0.2, … 2.0 (the slider's grid), "
-                                f"got {o['temperature']}")]
+        return [
+            (
+                "temperature",
+                f"option 'temperature' must be one of 0.1, 0.2, … 2.0 (the slider's grid), got {o['temperature']}",
+            )
+        ]
     return []
 
 
@@ -120,22 +147,31 @@ def depth_label(layer: int, n_layers: int) -> str:
 
 def prompt_buttons(d: dict) -> str:
     """The prompt choice as the live view draws it, disabled: the static view takes the live one's height."""
-    buttons = "".join(f'<button type="button" class="seg-btn" disabled aria-pressed="{str(i == d["prompt"]).lower()}">'
-                      f'{escapeHtml(p["text"])}</button>' for i, p in enumerate(d["prompts"]))
-    return f'<div class="widget-controls nt-controls" aria-hidden="true"><div class="seg nt-prompts">{buttons}</div></div>'
+    buttons = "".join(
+        f'<button type="button" class="seg-btn" disabled aria-pressed="{str(i == d["prompt"]).lower()}">'
+        f"{escapeHtml(p['text'])}</button>"
+        for i, p in enumerate(d["prompts"])
+    )
+    return (
+        f'<div class="widget-controls nt-controls" aria-hidden="true"><div class="seg nt-prompts">{buttons}</div></div>'
+    )
 
 
 def temperature_control(d: dict) -> str:
     t = d["temperatures"][d["value_index"]]
-    return ('<div class="temp-control nt-temp" aria-hidden="true"><label>温度 T</label>'
-            f'<input type="range" disabled min="0.1" max="2" step="0.1" value="{fmt(t, 1)}">'
-            f'<output class="temp-value">T = {fmt(t, 1)}</output></div>')
+    return (
+        '<div class="temp-control nt-temp" aria-hidden="true"><label>温度 T</label>'
+        f'<input type="range" disabled min="0.1" max="2" step="0.1" value="{fmt(t, 1)}">'
+        f'<output class="temp-value">T = {fmt(t, 1)}</output></div>'
+    )
 
 
 def bar_row(label: str, p: float, top: float) -> str:
     width = 0 if top <= 0 else min(100.0, p / top * 100)
-    return (f'<tr><th scope="row">{escapeHtml(label)}</th><td class="nt-bar"><span class="bar-track"><span class="bar-fill" '
-            f'style="width:{width:.1f}%"></span></span></td><td class="nt-value">{percent1(p)}</td></tr>')
+    return (
+        f'<tr><th scope="row">{escapeHtml(label)}</th><td class="nt-bar"><span class="bar-track"><span class="bar-fill" '
+        f'style="width:{width:.1f}%"></span></span></td><td class="nt-value">{percent1(p)}</td></tr>'
+    )
 
 
 def predict_table(d: dict, p: dict) -> str:
@@ -143,11 +179,13 @@ def predict_table(d: dict, p: dict) -> str:
     t = d["temperatures"][k]
     probs = p["probs"][k]
     rows = "".join(bar_row(tok, pr, probs[0]) for tok, pr in zip(p["top"], probs))
-    rest = f'其余 {d["vocab"] - len(p["top"])} 个 token 合计'
-    return (f'<div class="heat-scroll"><table class="num-table nt-table"><caption>“{escapeHtml(p["text"])}”之后的'
-            f'下一个 token（温度 T = {fmt(t, 1)}）</caption><thead><tr><th scope="col">token</th>'
-            f'<th scope="col"><span class="visually-hidden">条形</span></th><th scope="col">概率</th></tr></thead>'
-            f'<tbody>{rows}{bar_row(rest, p["rest"][k], max(probs[0], p["rest"][k]))}</tbody></table></div>')
+    rest = f"其余 {d['vocab'] - len(p['top'])} 个 token 合计"
+    return (
+        f'<div class="heat-scroll"><table class="num-table nt-table"><caption>“{escapeHtml(p["text"])}”之后的'
+        f'下一个 token（温度 T = {fmt(t, 1)}）</caption><thead><tr><th scope="col">token</th>'
+        f'<th scope="col"><span class="visually-hidden">条形</span></th><th scope="col">概率</th></tr></thead>'
+        f"<tbody>{rows}{bar_row(rest, p['rest'][k], max(probs[0], p['rest'][k]))}</tbody></table></div>"
+    )
 
 
 def lens_caption(d: dict, p: dict) -> str:
@@ -171,13 +209,16 @@ ANSWER_ROW = ' class="is-answer"'  # a depth at which the final answer is alread
 def lens_table(d: dict, p: dict) -> str:
     rows = "".join(
         f'<tr{ANSWER_ROW if rank == 1 else ""}><th scope="row">{escapeHtml(row_label(l, d["layers"]))}</th><td>{escapeHtml(tok)}</td>'
-        f'<td>{percent1(pr)}</td><td>{rank}</td><td>{percent1(ap)}</td></tr>'
-        for l, (tok, pr, rank, ap) in enumerate(zip(p["lens"], p["lens_prob"], p["rank"], p["answer_prob"])))
-    return (f'<p class="widget-caption">{escapeHtml(lens_caption(d, p))}</p>'
-            f'<div class="heat-scroll"><table class="num-table nt-lens"><caption>逻辑透镜：“{escapeHtml(p["text"])}”'
-            f'在每一层之后读出的预测</caption><thead><tr><th scope="col">读出</th><th scope="col">第一名</th>'
-            f'<th scope="col">概率</th><th scope="col">{escapeHtml(p["top"][0])} 名次</th>'
-            f'<th scope="col">{escapeHtml(p["top"][0])} 概率</th></tr></thead><tbody>{rows}</tbody></table></div>')
+        f"<td>{percent1(pr)}</td><td>{rank}</td><td>{percent1(ap)}</td></tr>"
+        for l, (tok, pr, rank, ap) in enumerate(zip(p["lens"], p["lens_prob"], p["rank"], p["answer_prob"]))
+    )
+    return (
+        f'<p class="widget-caption">{escapeHtml(lens_caption(d, p))}</p>'
+        f'<div class="heat-scroll"><table class="num-table nt-lens"><caption>逻辑透镜：“{escapeHtml(p["text"])}”'
+        f'在每一层之后读出的预测</caption><thead><tr><th scope="col">读出</th><th scope="col">第一名</th>'
+        f'<th scope="col">概率</th><th scope="col">{escapeHtml(p["top"][0])} 名次</th>'
+        f'<th scope="col">{escapeHtml(p["top"][0])} 概率</th></tr></thead><tbody>{rows}</tbody></table></div>'
+    )
 
 
 def fallback(d: dict) -> str:
@@ -189,10 +230,20 @@ def fallback(d: dict) -> str:
     return prompt_buttons(d) + body + note_html(d["note"])
 
 
-WIDGET = Widget("next-token", "真实模型的下一个 token：SmolLM2-135M", {
-    "view": Option("choice", "predict", "predict | lens", choices=VIEWS),
-    "prompts": PromptsOption("prompts", DEFAULT_PROMPTS, "English prompts (at most 48 tokens each)"),
-    "prompt": Option("integer", 0, "the prompt shown first (0-based)", minimum=0),
-    "temperature": Option("number", 1, "initial temperature (0.1 … 2.0, step 0.1)", minimum=0.1, maximum=2),
-}, compute=lambda o: {}, fallback=fallback, check=check, accepts=lambda ex: None, build_data=build_data,
-   embed=embedded, stylesheet="module-06")
+WIDGET = Widget(
+    "next-token",
+    "真实模型的下一个 token：SmolLM2-135M",
+    {
+        "view": Option("choice", "predict", "predict | lens", choices=VIEWS),
+        "prompts": PromptsOption("prompts", DEFAULT_PROMPTS, "English prompts (at most 48 tokens each)"),
+        "prompt": Option("integer", 0, "the prompt shown first (0-based)", minimum=0),
+        "temperature": Option("number", 1, "initial temperature (0.1 … 2.0, step 0.1)", minimum=0.1, maximum=2),
+    },
+    compute=lambda o: {},
+    fallback=fallback,
+    check=check,
+    accepts=lambda ex: None,
+    build_data=build_data,
+    embed=embedded,
+    stylesheet="module-06",
+)

@@ -2,6 +2,7 @@
 norms (and an untied LM head) — for GPT-2 small, GPT-3 175B and SmolLM2-135M, or numbers the reader types
 (attention_core/param_count.py; theme/js/widgets/param-count.js repeats the arithmetic for edited numbers, and
 tests/unit/test_param_count.py checks that both agree)."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -21,8 +22,13 @@ PARTS = (  # (key, label): the breakdown rows, in the order of the data flow
     ("lm_head", "LM 头（未共享时）"),
 )
 FIELDS = (  # (config key, label) of the number inputs
-    ("n_layers", "层数 N"), ("d_model", "d_model"), ("n_heads", "注意力头"), ("n_kv_heads", "K/V 头"),
-    ("d_ffn", "FFN 宽度"), ("vocab_size", "词表大小"), ("context_length", "上下文长度"),
+    ("n_layers", "层数 N"),
+    ("d_model", "d_model"),
+    ("n_heads", "注意力头"),
+    ("n_kv_heads", "K/V 头"),
+    ("d_ffn", "FFN 宽度"),
+    ("vocab_size", "词表大小"),
+    ("context_length", "上下文长度"),
 )
 CHOICES = {  # select fields: key → ((value, label), …)
     "positions": (("learned", "学习的位置嵌入"), ("sinusoidal", "正弦编码（无参数）"), ("rope", "RoPE（无参数）")),
@@ -31,8 +37,13 @@ CHOICES = {  # select fields: key → ((value, label), …)
     "bias": ((True, "有偏置"), (False, "无偏置")),
     "tied_embeddings": ((True, "与嵌入共享"), (False, "独立矩阵")),
 }
-CHOICE_LABELS = {"positions": "位置信息", "ffn": "前馈网络", "norm": "归一化", "bias": "线性层偏置",
-                 "tied_embeddings": "LM 头"}
+CHOICE_LABELS = {
+    "positions": "位置信息",
+    "ffn": "前馈网络",
+    "norm": "归一化",
+    "bias": "线性层偏置",
+    "tied_embeddings": "LM 头",
+}
 
 
 def short_count(n: float) -> str:
@@ -48,24 +59,41 @@ def compute(o: dict) -> dict:
     presets = []
     for key, cfg in PRESETS.items():
         presets.append({"id": key, "config": config_dict(cfg), "counts": count_parameters(cfg)})
-    return {"presets": presets, "preset": [p["id"] for p in presets].index(o["preset"]),
-            "parts": [list(p) for p in PARTS], "fields": [list(f) for f in FIELDS],
-            "choices": {k: [list(c) for c in v] for k, v in CHOICES.items()}, "choice_labels": CHOICE_LABELS}
+    return {
+        "presets": presets,
+        "preset": [p["id"] for p in presets].index(o["preset"]),
+        "parts": [list(p) for p in PARTS],
+        "fields": [list(f) for f in FIELDS],
+        "choices": {k: [list(c) for c in v] for k, v in CHOICES.items()},
+        "choice_labels": CHOICE_LABELS,
+    }
 
 
 def form_placeholder(d: dict, cfg: dict) -> str:
     """The controls as the live view draws them, disabled (the static view keeps the live one's height)."""
-    presets = "".join(f'<button type="button" class="seg-btn" disabled aria-pressed="{str(i == d["preset"]).lower()}">'
-                      f'{escapeHtml(p["config"]["name"])}</button>' for i, p in enumerate(d["presets"]))
-    inputs = "".join(f'<label class="pc-field"><span>{escapeHtml(label)}</span><input type="number" disabled '
-                     f'value="{cfg[key]}"></label>' for key, label in d["fields"])
+    presets = "".join(
+        f'<button type="button" class="seg-btn" disabled aria-pressed="{str(i == d["preset"]).lower()}">'
+        f"{escapeHtml(p['config']['name'])}</button>"
+        for i, p in enumerate(d["presets"])
+    )
+    inputs = "".join(
+        f'<label class="pc-field"><span>{escapeHtml(label)}</span><input type="number" disabled '
+        f'value="{cfg[key]}"></label>'
+        for key, label in d["fields"]
+    )
     selects = "".join(
         f'<label class="pc-field"><span>{escapeHtml(d["choice_labels"][key])}</span><select disabled>'
-        + "".join(f'<option{" selected" if value == cfg[key] else ""}>{escapeHtml(text)}</option>' for value, text in options)
-        + "</select></label>" for key, options in d["choices"].items())
-    return (f'<div class="widget-controls pc-controls" aria-hidden="true"><div class="seg pc-presets">{presets}'
-            f'<button type="button" class="seg-btn" disabled aria-pressed="false">自定义</button></div>'
-            f'<div class="pc-grid">{inputs}{selects}</div></div>')
+        + "".join(
+            f"<option{' selected' if value == cfg[key] else ''}>{escapeHtml(text)}</option>" for value, text in options
+        )
+        + "</select></label>"
+        for key, options in d["choices"].items()
+    )
+    return (
+        f'<div class="widget-controls pc-controls" aria-hidden="true"><div class="seg pc-presets">{presets}'
+        f'<button type="button" class="seg-btn" disabled aria-pressed="false">自定义</button></div>'
+        f'<div class="pc-grid">{inputs}{selects}</div></div>'
+    )
 
 
 def breakdown_table(d: dict, cfg: dict, counts: dict) -> str:
@@ -74,15 +102,19 @@ def breakdown_table(d: dict, cfg: dict, counts: dict) -> str:
         f'<tr><th scope="row">{escapeHtml(label)}</th><td class="pc-num">{counts[key]:,}</td>'
         f'<td class="pc-bar"><span class="bar-track"><span class="bar-fill" style="width:{counts[key] / total * 100:.1f}%">'
         f'</span></span></td><td class="pc-share">{fmt(counts[key] / total * 100, 1)}%</td></tr>'
-        for key, label in d["parts"])
-    published = (f'；公开数字 {short_count(cfg["published"])}（{escapeHtml(cfg["source"])}）'
-                 if cfg.get("published") else "")
-    return (f'<p class="widget-caption pc-total">{escapeHtml(cfg["name"])}：合计 <strong>{total:,}</strong> 个参数'
-            f'（{short_count(total)}）{published}</p>'
-            '<div class="heat-scroll"><table class="num-table pc-table"><caption>参数分布（每层：注意力 '
-            f'{counts["attention_per_layer"]:,}，FFN {counts["mlp_per_layer"]:,}）</caption><thead><tr>'
-            '<th scope="col">部分</th><th scope="col">参数</th><th scope="col"><span class="visually-hidden">条形</span></th>'
-            f'<th scope="col">占比</th></tr></thead><tbody>{rows}</tbody></table></div>')
+        for key, label in d["parts"]
+    )
+    published = (
+        f"；公开数字 {short_count(cfg['published'])}（{escapeHtml(cfg['source'])}）" if cfg.get("published") else ""
+    )
+    return (
+        f'<p class="widget-caption pc-total">{escapeHtml(cfg["name"])}：合计 <strong>{total:,}</strong> 个参数'
+        f"（{short_count(total)}）{published}</p>"
+        '<div class="heat-scroll"><table class="num-table pc-table"><caption>参数分布（每层：注意力 '
+        f"{counts['attention_per_layer']:,}，FFN {counts['mlp_per_layer']:,}）</caption><thead><tr>"
+        '<th scope="col">部分</th><th scope="col">参数</th><th scope="col"><span class="visually-hidden">条形</span></th>'
+        f'<th scope="col">占比</th></tr></thead><tbody>{rows}</tbody></table></div>'
+    )
 
 
 def fallback(d: dict) -> str:
@@ -90,9 +122,17 @@ def fallback(d: dict) -> str:
     return form_placeholder(d, p["config"]) + breakdown_table(d, p["config"], p["counts"])
 
 
-WIDGET = Widget("param-count", "参数都花在哪儿了？", {
-    "preset": Option("choice", "gpt2-small", " | ".join(PRESETS), choices=tuple(PRESETS)),
-}, compute, fallback, accepts=lambda ex: None, stylesheet="module-06")
+WIDGET = Widget(
+    "param-count",
+    "参数都花在哪儿了？",
+    {
+        "preset": Option("choice", "gpt2-small", " | ".join(PRESETS), choices=tuple(PRESETS)),
+    },
+    compute,
+    fallback,
+    accepts=lambda ex: None,
+    stylesheet="module-06",
+)
 
 
 def preset_counts() -> dict[str, dict[str, Any]]:

@@ -10,9 +10,11 @@ widget of that kind on the page:
   table with `quote_named` (qkv-projection, kv-cache, activation-plot, …): `<kind> <name>`, the entry's text as is
 The number is the one the widget draws: the row rounded with `percent_row`, so it adds up with its row.
 """
+
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from .fallback import percent_row
 

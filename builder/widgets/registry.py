@@ -1,5 +1,6 @@
 """Every widget kind, found rather than listed: each module of this package that defines `WIDGET` is one (one
 Python module per widget, beside its theme/js/widgets/<name>.js). The list is made once per process."""
+
 from __future__ import annotations
 
 import importlib

@@ -1,12 +1,14 @@
 """The shape of a widget: its declared options (each checked against its kind) and the `Widget` record a widget
 module exports as `WIDGET` (builder/widgets/registry.py collects them)."""
+
 from __future__ import annotations
 
 import json
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from attention_core import EXAMPLES, Example
 
@@ -41,7 +43,9 @@ class Option:
             return _example_id(name, value)
         if self.kind == "examples":
             if not isinstance(value, list) or not value:
-                raise OptionError(f"option '{name}' must be a non-empty list of example ids, e.g. [cat-fast, animal-tired]")
+                raise OptionError(
+                    f"option '{name}' must be a non-empty list of example ids, e.g. [cat-fast, animal-tired]"
+                )
             seen: set[str] = set()
             for i, item in enumerate(value):
                 try:
@@ -63,17 +67,21 @@ class Option:
             if isinstance(value, bool) or not ok_type or (isinstance(value, float) and not math.isfinite(value)):
                 what = "an integer" if self.kind == "integer" else "a number"
                 raise OptionError(f"option '{name}' must be {what}, got {_show(value)}")
-            if (self.minimum is not None and value < self.minimum) or (self.maximum is not None and value > self.maximum):
-                raise OptionError(f"option '{name}' must be between {_num(self.minimum)} and {_num(self.maximum)}, "
-                                  f"got {_num(value)}")
+            if (self.minimum is not None and value < self.minimum) or (
+                self.maximum is not None and value > self.maximum
+            ):
+                raise OptionError(
+                    f"option '{name}' must be between {_num(self.minimum)} and {_num(self.maximum)}, got {_num(value)}"
+                )
             return value
         if self.kind == "choices":
             if not isinstance(value, list) or not value:
                 raise OptionError(f"option '{name}' must be a non-empty list of: {', '.join(self.choices)}")
             for i, item in enumerate(value):
                 if not isinstance(item, str) or item not in self.choices:
-                    raise OptionError(f"option '{name}': unknown value {_show(item)} (known: {', '.join(self.choices)})",
-                                      item=i)
+                    raise OptionError(
+                        f"option '{name}': unknown value {_show(item)} (known: {', '.join(self.choices)})", item=i
+                    )
                 if item in value[:i]:
                     raise OptionError(f"option '{name}' lists {item!r} twice", item=i)
             return list(value)
@@ -88,7 +96,11 @@ EXPONENT_FLOAT_RE = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)[eE][-+]?\d+$")
 
 
 def _show(value: Any) -> str:
-    return repr(value) if isinstance(value, str) else (json.dumps(value, ensure_ascii=False) if value is not None else "nothing")
+    return (
+        repr(value)
+        if isinstance(value, str)
+        else (json.dumps(value, ensure_ascii=False) if value is not None else "nothing")
+    )
 
 
 def _num(value: Any) -> str:

@@ -1,5 +1,6 @@
 """The `temperature` widget: one row of scores through softmax at every temperature of a slider's grid
 (theme/js/widgets/temperature.js)."""
+
 from __future__ import annotations
 
 import math
@@ -14,6 +15,7 @@ from .schema import Option, Widget, _num
 
 MAX_TEMPERATURE_STEPS = 200  # the temperature grid is embedded in the page; keep it small
 
+
 def temperature_check(o: dict) -> list[tuple[str, str]]:
     problems = []
     if o["min"] >= o["max"]:
@@ -21,17 +23,32 @@ def temperature_check(o: dict) -> list[tuple[str, str]]:
         return problems
     steps = (o["max"] - o["min"]) / o["step"]
     if abs(steps - round(steps)) > 1e-6:
-        problems.append(("step", f"option 'step' ({_num(o['step'])}) must divide max − min "
-                                 f"({_num(o['max'] - o['min'])}) into whole steps"))
+        problems.append(
+            (
+                "step",
+                f"option 'step' ({_num(o['step'])}) must divide max − min "
+                f"({_num(o['max'] - o['min'])}) into whole steps",
+            )
+        )
     elif round(steps) > MAX_TEMPERATURE_STEPS:
-        problems.append(("step", f"option 'step' gives {round(steps) + 1} temperatures; at most "
-                                 f"{MAX_TEMPERATURE_STEPS + 1} are allowed"))
+        problems.append(
+            (
+                "step",
+                f"option 'step' gives {round(steps) + 1} temperatures; at most {MAX_TEMPERATURE_STEPS + 1} are allowed",
+            )
+        )
     if not o["min"] <= o["value"] <= o["max"]:
-        problems.append(("value", f"option 'value' ({_num(o['value'])}) must be between min ({_num(o['min'])}) "
-                                  f"and max ({_num(o['max'])})"))
+        problems.append(
+            (
+                "value",
+                f"option 'value' ({_num(o['value'])}) must be between min ({_num(o['min'])}) "
+                f"and max ({_num(o['max'])})",
+            )
+        )
     elif not problems and abs((o["value"] - o["min"]) / o["step"] - round((o["value"] - o["min"]) / o["step"])) > 1e-6:
-        problems.append(("value", f"option 'value' ({_num(o['value'])}) must lie on the slider's grid "
-                                  f"(min + k × step)"))
+        problems.append(
+            ("value", f"option 'value' ({_num(o['value'])}) must lie on the slider's grid (min + k × step)")
+        )
     return problems
 
 
@@ -45,8 +62,13 @@ def temperature_compute(o: dict) -> dict:
     temps = temperature_grid(o)
     weights = np.array([ex.weights(temperature=t) for t in temps])
     return {
-        "title": ex.title, "tokens": list(ex.tokens), "note": ex.note, "query": ex.query,
-        "scores": as_list(ex.scores), "temperatures": temps, "weights": as_list(weights),
+        "title": ex.title,
+        "tokens": list(ex.tokens),
+        "note": ex.note,
+        "query": ex.query,
+        "scores": as_list(ex.scores),
+        "temperatures": temps,
+        "weights": as_list(weights),
         "max_weight": as_list(weights.max(axis=1)),
         "entropy_bits": [entropy_bits(w) for w in weights],
         "max_entropy_bits": math.log2(ex.length),
@@ -58,29 +80,42 @@ def temperature_fallback(d: dict) -> str:
     k = d["value_index"]
     t = d["temperatures"][k]
     rows = "".join(
-        f'<tr><th scope="row">{fmt(temp, 1)}</th>' + "".join(f"<td>{p}</td>" for p in percent_row(ws))
-        + f'<td>{fmt(h, 2)}</td></tr>'
+        f'<tr><th scope="row">{fmt(temp, 1)}</th>'
+        + "".join(f"<td>{p}</td>" for p in percent_row(ws))
+        + f"<td>{fmt(h, 2)}</td></tr>"
         for temp, ws, h in zip(d["temperatures"], d["weights"], d["entropy_bits"])
-        if abs(temp * 10 - round(temp * 10)) < 1e-9 and round(temp * 10) % 5 == 0 or temp in (d["temperatures"][0], t))
+        if abs(temp * 10 - round(temp * 10)) < 1e-9 and round(temp * 10) % 5 == 0 or temp in (d["temperatures"][0], t)
+    )
     head = "".join(f'<th scope="col">{escapeHtml(tok)}</th>' for tok in d["tokens"])
     query = f"“{escapeHtml(d['query'])}”" if d.get("query") else "Query"
-    return (f'<p class="widget-caption">{query} 的原始分数：'
-            + "，".join(f"{escapeHtml(tok)} {fmt(s, 1)}" for tok, s in zip(d["tokens"], d["scores"])) + "</p>"
-            + bars_list(d["tokens"], d["weights"][k], f"T = {fmt(t, 1)} 时的注意力权重")
-            + '<details class="widget-more"><summary>不同温度下的权重表</summary>'
-            f'<div class="heat-scroll"><table class="num-table"><caption>不同温度 T 下的 softmax 权重（%）与熵（比特）</caption>'
-            f'<thead><tr><th scope="col">T</th>{head}<th scope="col">熵</th></tr></thead><tbody>{rows}</tbody></table></div>'
-            "</details>" + note_html(d["note"]))
+    return (
+        f'<p class="widget-caption">{query} 的原始分数：'
+        + "，".join(f"{escapeHtml(tok)} {fmt(s, 1)}" for tok, s in zip(d["tokens"], d["scores"]))
+        + "</p>"
+        + bars_list(d["tokens"], d["weights"][k], f"T = {fmt(t, 1)} 时的注意力权重")
+        + '<details class="widget-more"><summary>不同温度下的权重表</summary>'
+        f'<div class="heat-scroll"><table class="num-table"><caption>不同温度 T 下的 softmax 权重（%）与熵（比特）</caption>'
+        f'<thead><tr><th scope="col">T</th>{head}<th scope="col">熵</th></tr></thead><tbody>{rows}</tbody></table></div>'
+        "</details>" + note_html(d["note"])
+    )
 
 
 def _needs_scores(ex: Example) -> str | None:
     return None if ex.scores is not None else "it has no raw scores"
 
 
-WIDGET = Widget("temperature", "Softmax 温度", {
-    "example": Option("example", "temperature-scores", "example id (must have raw scores)"),
-    "min": Option("number", 0.2, "lowest temperature", minimum=0.05, maximum=100),
-    "max": Option("number", 4, "highest temperature", minimum=0.05, maximum=100),
-    "step": Option("number", 0.1, "slider step", minimum=0.01, maximum=100),
-    "value": Option("number", 1, "initial temperature", minimum=0.05, maximum=100),
-}, temperature_compute, temperature_fallback, temperature_check, _needs_scores)
+WIDGET = Widget(
+    "temperature",
+    "Softmax 温度",
+    {
+        "example": Option("example", "temperature-scores", "example id (must have raw scores)"),
+        "min": Option("number", 0.2, "lowest temperature", minimum=0.05, maximum=100),
+        "max": Option("number", 4, "highest temperature", minimum=0.05, maximum=100),
+        "step": Option("number", 0.1, "slider step", minimum=0.01, maximum=100),
+        "value": Option("number", 1, "initial temperature", minimum=0.05, maximum=100),
+    },
+    temperature_compute,
+    temperature_fallback,
+    temperature_check,
+    _needs_scores,
+)

@@ -1,4 +1,5 @@
 """Bad input: every problem reported as `path:line: message`, exit 1, and the previous site left intact."""
+
 from __future__ import annotations
 
 import subprocess
@@ -54,7 +55,9 @@ def test_unknown_key_wrong_type_and_missing_title_all_reported(make_content, pre
     problems = problems_of(make_content.dir, previous_site)
     a, b = rel(make_content.dir, "a.md"), rel(make_content.dir, "b.md")
     assert any(p.startswith(f"{a}:3: unknown front-matter key 'colour'") for p in problems), problems
-    assert any(p.startswith(f"{a}:4: front-matter key 'minutes' must be a positive integer, got '很久'") for p in problems)
+    assert any(
+        p.startswith(f"{a}:4: front-matter key 'minutes' must be a positive integer, got '很久'") for p in problems
+    )
     assert f"{b}:1: front matter has no 'title' (required) [front-matter]" in problems
     assert_untouched(previous_site)
 
@@ -71,16 +74,20 @@ def test_duplicate_slug(make_content, previous_site):
     make_content("a.md", "---\ntitle: A\nslug: same\n---\n")
     make_content("b.md", "---\ntitle: B\nslug: same\n---\n")
     problems = problems_of(make_content.dir, previous_site)
-    assert problems == [f"{rel(make_content.dir, 'b.md')}:3: slug 'same' is already used by "
-                        f"{rel(make_content.dir, 'a.md')} [slug.duplicate]"]
+    assert problems == [
+        f"{rel(make_content.dir, 'b.md')}:3: slug 'same' is already used by "
+        f"{rel(make_content.dir, 'a.md')} [slug.duplicate]"
+    ]
     assert_untouched(previous_site)
 
 
 def test_prev_next_must_exist(make_content, previous_site):
     make_content("a.md", "---\ntitle: A\nprev: coming\nnext: nowhere\n---\n")
     problems = problems_of(make_content.dir, previous_site)
-    assert problems == [f"{rel(make_content.dir, 'a.md')}:4: next: 'nowhere' is neither a page nor a planned page "
-                        "in content/site.yml [nav]"]
+    assert problems == [
+        f"{rel(make_content.dir, 'a.md')}:4: next: 'nowhere' is neither a page nor a planned page "
+        "in content/site.yml [nav]"
+    ]
 
 
 def test_bad_latex_names_line_and_tex(make_content, previous_site):
@@ -92,8 +99,11 @@ def test_bad_latex_names_line_and_tex(make_content, previous_site):
 
 
 def test_broken_links_and_anchors(make_content, previous_site):
-    make_content("page.md", GOOD_PAGE + "\n[好](index.html) [坏](missing.html)\n[锚](#第一节) [坏锚](#不存在)\n"
-                 "[跨页坏锚](index.html#nope) [计划中](coming.html)\n")
+    make_content(
+        "page.md",
+        GOOD_PAGE + "\n[好](index.html) [坏](missing.html)\n[锚](#第一节) [坏锚](#不存在)\n"
+        "[跨页坏锚](index.html#nope) [计划中](coming.html)\n",
+    )
     problems = problems_of(make_content.dir, previous_site)
     p = rel(make_content.dir, "page.md")
     assert problems == [
@@ -114,8 +124,12 @@ def test_all_problems_of_all_files_are_reported_at_once(make_content, previous_s
 
 def test_cli_prints_problems_and_exits_1(make_content, previous_site):
     make_content("page.md", "---\ntitle: x\nbogus: 1\n---\n")
-    proc = subprocess.run([sys.executable, "build.py", "--content", str(make_content.dir), "--out", str(previous_site),
-                           "--no-cache"], cwd=ROOT, capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "build.py", "--content", str(make_content.dir), "--out", str(previous_site), "--no-cache"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 1
     assert "page.md:3: unknown front-matter key 'bogus'" in proc.stderr
     assert "left unchanged" in proc.stderr
@@ -125,8 +139,12 @@ def test_cli_prints_problems_and_exits_1(make_content, previous_site):
 def test_cli_success_prints_one_line_summary(make_content, tmp_path):
     make_content("page.md", GOOD_PAGE + "$x$ 和 $y$\n")
     out = tmp_path / "out"
-    proc = subprocess.run([sys.executable, "build.py", "--content", str(make_content.dir), "--out", str(out), "--no-cache"],
-                          cwd=ROOT, capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "build.py", "--content", str(make_content.dir), "--out", str(out), "--no-cache"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("built 2 pages, 2 formulas"), lines

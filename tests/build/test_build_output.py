@@ -1,4 +1,5 @@
 """A good build: complete, relative links only, deterministic, no external references."""
+
 from __future__ import annotations
 
 import hashlib
@@ -13,8 +14,11 @@ from tests.conftest import ROOT, build
 
 
 def digest_tree(root: Path) -> dict[str, str]:
-    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(root.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
 
 
 @pytest.fixture(scope="module")
@@ -68,8 +72,12 @@ def test_pages_use_only_relative_urls_and_nothing_external_is_loaded(course_site
 def test_no_raw_math_left_and_no_math_javascript(course_site):
     for html_file in course_site.glob("*.html"):
         html = html_file.read_text(encoding="utf-8")
-        text = re.sub(r"<script.*?</script>|<annotation.*?</annotation>|<pre.*?</pre>|<textarea.*?</textarea>", "",
-                      html, flags=re.S)
+        text = re.sub(
+            r"<script.*?</script>|<annotation.*?</annotation>|<pre.*?</pre>|<textarea.*?</textarea>",
+            "",
+            html,
+            flags=re.S,
+        )
         assert "$$" not in text, html_file.name
         assert "katex.min.js" not in html and "auto-render" not in html
 
@@ -105,10 +113,15 @@ def test_each_page_links_the_theme_stylesheet_for_the_features_it_has(course_sit
     from builder.assets import OPTIONAL_CSS, css_bundle_name
     from builder.bundle import esbuild_minify_css
 
-    minified = {p.name: esbuild_minify_css(ROOT, p.read_text(encoding="utf-8")) for p in (ROOT / "theme/css").glob("*.css")}
+    minified = {
+        p.name: esbuild_minify_css(ROOT, p.read_text(encoding="utf-8")) for p in (ROOT / "theme/css").glob("*.css")
+    }
     order = sorted(minified, key=lambda n: (n != "base.css", n))
-    needs_of = {"index.html": {"index"}, "module-05-attention.html": {"cells", "quiz", "widgets"},
-                "attention-explained.html": {"cells", "quiz", "widgets"}}
+    needs_of = {
+        "index.html": {"index"},
+        "module-05-attention.html": {"cells", "quiz", "widgets"},
+        "attention-explained.html": {"cells", "quiz", "widgets"},
+    }
     for name, needs in needs_of.items():
         html = (course_site / name).read_text(encoding="utf-8")
         href = re.findall(r'<link rel="stylesheet" href="(assets/site[^"?]*\.css)\?v=', html)
@@ -134,10 +147,12 @@ def test_a_later_widget_kinds_own_rules_are_linked_only_by_pages_that_have_one(c
         kinds = set(re.findall(r'<div class="widget widget-[\w-]+" data-widget="([\w-]+)"', html))
         want = sorted({all_widgets()[k].stylesheet for k in kinds} - {None})
         links = re.findall(r'<link rel="stylesheet" href="assets/([^"?]+)\?v=', html)
-        linked = [h[len("widgets-"):-len(".css")] for h in links if h.startswith("widgets-")]
+        linked = [h[len("widgets-") : -len(".css")] for h in links if h.startswith("widgets-")]
         assert sorted(linked) == want, page.name
         if linked:  # after the bundle: the cascade order of the one stylesheet these rules came from
-            assert links.index(f"widgets-{linked[0]}.css") > next(i for i, h in enumerate(links) if h.startswith("site"))
+            assert links.index(f"widgets-{linked[0]}.css") > next(
+                i for i, h in enumerate(links) if h.startswith("site")
+            )
         seen.update(linked)
     assert {"module-06", "bigram", "activation"} <= seen
     for name in seen:
@@ -152,12 +167,16 @@ def data_script_numbers(site, where: dict, part: str):
     script = (site / where["data"]).read_text(encoding="utf-8")
     prefix = f"((self.Course=self.Course||{{}}).{part}=self.Course.{part}||{{}}).d{where['key']}="
     assert script.startswith(prefix)
-    return json.loads(script[len(prefix):].rstrip().rstrip(";"))
+    return json.loads(script[len(prefix) :].rstrip().rstrip(";"))
 
 
 def widget_blocks(html: str, kind: str) -> list[dict]:
-    return [json.loads(b) for b in re.findall(
-        rf'data-widget="{kind}".*?<script type="application/json" class="widget-data">(.*?)</script>', html, re.S)]
+    return [
+        json.loads(b)
+        for b in re.findall(
+            rf'data-widget="{kind}".*?<script type="application/json" class="widget-data">(.*?)</script>', html, re.S
+        )
+    ]
 
 
 def test_next_tokens_numbers_travel_in_a_data_script_not_in_the_page(course_site):
@@ -183,7 +202,9 @@ def test_the_heatmaps_of_bigram_and_positional_encoding_travel_in_data_scripts(c
     n = len(bigram["chars"])
     assert len(heat["counts"]) == len(heat["probs"]) == len(heat["rows"]) == n
     assert max(max(row) for row in heat["counts"]) == bigram["max_count"]
-    [pe] = widget_blocks((course_site / "module-06-transformer.html").read_text(encoding="utf-8"), "positional-encoding")
+    [pe] = widget_blocks(
+        (course_site / "module-06-transformer.html").read_text(encoding="utf-8"), "positional-encoding"
+    )
     assert all(sorted(e) == ["dims"] for e in pe["encodings"])
     numbers = data_script_numbers(course_site, pe, "positionalEncoding")
     for e in pe["encodings"]:

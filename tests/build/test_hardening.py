@@ -1,8 +1,8 @@
 """Issue 20 (hardening), at the level of a whole build: what the fixture runner cannot see."""
+
 from __future__ import annotations
 
 import shutil
-from pathlib import Path
 
 from tests.conftest import ROOT, build
 
@@ -66,8 +66,11 @@ def test_unreadable_page_files_are_reported_not_raised(make_content, previous_si
     else:
         os.symlink("nowhere.md", bad)
     problems = problems_of(make_content.dir, previous_site)
-    reason = {"loop": "a symbolic link that loops", "folder": "a folder, not a page file",
-              "dangling": "a symbolic link to a file that does not exist"}[case]
+    reason = {
+        "loop": "a symbolic link that loops",
+        "folder": "a folder, not a page file",
+        "dangling": "a symbolic link to a file that does not exist",
+    }[case]
     assert problems == [f"{rel(make_content.dir, 'bad.md')}: cannot read the page: it is {reason} [front-matter]"]
     assert_untouched(previous_site)
 
@@ -116,7 +119,8 @@ def test_a_bad_page_is_not_reported_again_as_a_dead_neighbour(make_content, prev
     make_content("a.md", "---\ntitle: A\nslug: a\nmodule: 一\nkind: module\nnext: b\n---\n正文\n")
     make_content("b.md", "---\ntitle: B\nslug: b\nprev: a\n---\n正文\n")
     assert problems_of(make_content.dir, previous_site) == [
-        f"{rel(make_content.dir, 'a.md')}:4: front-matter key 'module' must be a non-negative integer, got '一' [front-matter]"]
+        f"{rel(make_content.dir, 'a.md')}:4: front-matter key 'module' must be a non-negative integer, got '一' [front-matter]"
+    ]
     assert_untouched(previous_site)
 
 
@@ -137,10 +141,25 @@ def test_a_byte_order_mark_before_the_front_matter_is_accepted(make_content, tmp
 def test_warnings_are_printed_and_the_build_succeeds(make_content, tmp_path):
     make_content("page.md", "---\ntitle: 页面\nslug: page\n---\n## 小结\n\n## 小结\n")
     out = tmp_path / "site"
-    run = subprocess.run([sys.executable, "build.py", "--content", str(make_content.dir), "--out", str(out),
-                          "--no-cache", "--no-python"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    run = subprocess.run(
+        [
+            sys.executable,
+            "build.py",
+            "--content",
+            str(make_content.dir),
+            "--out",
+            str(out),
+            "--no-cache",
+            "--no-python",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert run.returncode == 0, run.stderr
     assert run.stderr.splitlines() == [
         f"{rel(make_content.dir, 'page.md')}:7: warning: heading id '小结' is already used on this page; this heading "
-        "gets '小结-1' (give it an explicit id: `## 标题 {#my-id}`) [heading]"]
+        "gets '小结-1' (give it an explicit id: `## 标题 {#my-id}`) [heading]"
+    ]
     assert 'id="小结-1"' in (out / "page.html").read_text(encoding="utf-8")

@@ -2,6 +2,7 @@
 an element whose role may not be named (a bare <pre>, <div>, <span>, <p>, <code>), no unknown ids in ARIA
 references, and every <section> of the course — quizzes and code cells included — has a heading or a name
 that comes from a heading."""
+
 from __future__ import annotations
 
 from html.parser import HTMLParser
@@ -64,6 +65,9 @@ def test_every_page_is_valid_where_assistive_technology_cares(course_site: Path)
         checker = Checker()
         checker.feed(page.read_text(encoding="utf-8"))
         problems += [f"{page.name} {p}" for p in checker.problems]
-        problems += [f"{page.name} {where} names unknown id {ref!r}" for where, ref in checker.references
-                     if ref not in checker.ids]
+        problems += [
+            f"{page.name} {where} names unknown id {ref!r}"
+            for where, ref in checker.references
+            if ref not in checker.ids
+        ]
     assert problems == []

@@ -1,14 +1,14 @@
 """Fast builds: a rebuild re-renders only pages whose inputs changed, re-uses unchanged output files (hard
 links), stays correct (link errors on cached pages, pages with problems never cached), and parallel
 rendering gives the same bytes as serial rendering."""
+
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 
 import pytest
-
-import dataclasses
 
 from builder import page_cache, pipeline
 from builder.errors import BuildFailed
@@ -41,8 +41,15 @@ def course(make_content, tmp_path, monkeypatch):
         build_site(run.options)
         return sorted(rendered[-1])
 
-    run.options = BuildOptions(root=ROOT, content_dir=make_content.dir, theme_dir=ROOT / "theme",  # type: ignore[attr-defined]
-                               out_dir=tmp_path / "site", cache_dir=tmp_path / "cache", python_runtime=False, jobs=1)
+    run.options = BuildOptions(
+        root=ROOT,
+        content_dir=make_content.dir,
+        theme_dir=ROOT / "theme",  # type: ignore[attr-defined]
+        out_dir=tmp_path / "site",
+        cache_dir=tmp_path / "cache",
+        python_runtime=False,
+        jobs=1,
+    )
     run.write = make_content  # type: ignore[attr-defined]
     return run
 
@@ -102,7 +109,9 @@ def test_theme_template_change_re_renders_html_without_re_rendering_bodies(cours
     shutil.copytree(ROOT / "theme", theme)
     course.options = dataclasses.replace(course.options, theme_dir=theme)
     base = theme / "templates" / "base.html"
-    base.write_text(base.read_text(encoding="utf-8").replace("</body>", "<!-- 模板已修改 -->\n</body>"), encoding="utf-8")
+    base.write_text(
+        base.read_text(encoding="utf-8").replace("</body>", "<!-- 模板已修改 -->\n</body>"), encoding="utf-8"
+    )
     assert course() == []  # bodies do not depend on templates
     assert "模板已修改" in (course.options.out_dir / "a.html").read_text(encoding="utf-8")
 
@@ -110,13 +119,27 @@ def test_theme_template_change_re_renders_html_without_re_rendering_bodies(cours
 def test_parallel_build_is_byte_identical_to_serial_build(make_content, tmp_path, monkeypatch):
     for i in range(12):
         shared = "\\mathrm{softmax}(QK^\\top)"
-        make_content(f"p{i:02d}.md", page(f"第 {i} 页", f"## 节 {{#s}}\n\n${shared}$ 与 $x_{{{i}}}^2$，见[下一页](p{(i + 1) % 12:02d}.html#s)。"))
+        make_content(
+            f"p{i:02d}.md",
+            page(
+                f"第 {i} 页", f"## 节 {{#s}}\n\n${shared}$ 与 $x_{{{i}}}^2$，见[下一页](p{(i + 1) % 12:02d}.html#s)。"
+            ),
+        )
     monkeypatch.setattr(page_cache, "POOL_MIN_PAGES", 4)
 
     def site_bytes(jobs: int, name: str) -> dict[str, bytes]:
         out = tmp_path / name
-        build_site(BuildOptions(root=ROOT, content_dir=make_content.dir, theme_dir=ROOT / "theme", out_dir=out,
-                                cache_dir=tmp_path / f"cache-{name}", python_runtime=False, jobs=jobs))
+        build_site(
+            BuildOptions(
+                root=ROOT,
+                content_dir=make_content.dir,
+                theme_dir=ROOT / "theme",
+                out_dir=out,
+                cache_dir=tmp_path / f"cache-{name}",
+                python_runtime=False,
+                jobs=jobs,
+            )
+        )
         return {p.relative_to(out).as_posix(): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
 
     parallel = site_bytes(2, "parallel")
@@ -144,6 +167,7 @@ def test_text_edit_re_renders_one_template_yet_every_page_links_the_new_search_i
     index_js = (out / "assets" / "search-index.js").read_bytes()
     assert "独一无二的新词".encode() in index_js
     import hashlib
+
     expected = f'data-search-index="assets/search-index.js?v={hashlib.sha256(index_js).hexdigest()[:10]}"'
     for html_file in out.glob("*.html"):
         html = html_file.read_text(encoding="utf-8")

@@ -1,6 +1,7 @@
 """A new page is picked up everywhere without registering it: the index's learning path and course data (progress),
 the search index, prev/next, and the offline zip; the GitHub Pages workflow runs the same `make site`. Checked by
 adding a module page to a copy of the course."""
+
 from __future__ import annotations
 
 import json
@@ -32,7 +33,9 @@ def test_a_new_module_page_joins_the_path_progress_search_and_zip(tmp_path):
     path = re.search(r'<ol class="cards course-path".*?</ol>', index, re.S).group(0)
     slugs = re.findall(r'data-slug="([^"]+)"', path)
     assert slugs.index("module-05-attention") < slugs.index("module-06-transformer") < slugs.index("module-07-trial")
-    course = json.loads(re.search(r'<script type="application/json" id="course-data">(.*?)</script>', index, re.S).group(1))
+    course = json.loads(
+        re.search(r'<script type="application/json" id="course-data">(.*?)</script>', index, re.S).group(1)
+    )
     assert "module-07-trial" in [p["slug"] for p in course["pages"]]  # progress tracks it
     search = (site / "assets" / "search-index.js").read_text("utf-8")
     assert "琥珀色的试验句子" in search and "Transformer 完整架构" in search

@@ -1,5 +1,6 @@
 """The Python runtime ships each asset once: its wrapper scripts (builder/runtime/wrappers.py), read by http and
 file:// alike — no binary copy next to a base64 copy (the offline package was 42 MB that way)."""
+
 from __future__ import annotations
 
 import base64
@@ -32,8 +33,9 @@ def site_with_python(tmp_path_factory) -> Path:
     content.mkdir()
     (content / "site.yml").write_text("series: 测试\ntitle: 测试课程\nplanned: []\n", encoding="utf-8")
     (content / "index.md").write_text("---\ntitle: 首页\nkind: index\n---\n[下一页](a.html)\n", encoding="utf-8")
-    (content / "a.md").write_text("---\ntitle: 页面 A\n---\n```{code-cell} python\n:id: one\nprint(1)\n```\n",
-                                      encoding="utf-8")
+    (content / "a.md").write_text(
+        "---\ntitle: 页面 A\n---\n```{code-cell} python\n:id: one\nprint(1)\n```\n", encoding="utf-8"
+    )
     out = root / "site"
     build(content, out, python_runtime=True)
     return out
@@ -41,7 +43,7 @@ def site_with_python(tmp_path_factory) -> Path:
 
 def _index(py_dir: Path) -> dict:
     text = (py_dir / "runtime-index.js").read_text("utf-8")
-    return json.loads(text[len(browser_data_prefix("python", "index")):].rstrip().rstrip(";"))
+    return json.loads(text[len(browser_data_prefix("python", "index")) :].rstrip().rstrip(";"))
 
 
 def test_each_runtime_asset_is_shipped_once_as_wrapper_scripts(site_with_python):
@@ -49,8 +51,9 @@ def test_each_runtime_asset_is_shipped_once_as_wrapper_scripts(site_with_python)
     index = _index(py_dir)
     names = [a["name"] for a in index["assets"]]
     in_bundle = [p["name"] for a in index["assets"] for p in a.get("parts", ())]  # the boot bundle's parts
-    assert {"pyodide.js", "pyodide.asm.js", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json"} \
-        <= set(names) | set(in_bundle)
+    assert {"pyodide.js", "pyodide.asm.js", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json"} <= set(
+        names
+    ) | set(in_bundle)
     assert any(n.endswith(".pack") for n in names + in_bundle)
     assert not set(names) & set(in_bundle)
     wrappers = {w for a in index["assets"] for w in a["wrappers"]}
@@ -126,6 +129,6 @@ def test_the_base85_literal_round_trips(data):
 
 def test_text_outside_the_alphabet_is_refused():
     with pytest.raises(ValueError):
-        b85_bytes(b"abc\"e")
+        b85_bytes(b'abc"e')
     with pytest.raises(ValueError):
         b85_bytes(b"~~~~~")  # 85**5 - 1 does not fit in four bytes

@@ -1,6 +1,7 @@
 """The authoring server: serves the site with a live-reload client, rebuilds on change, pushes `reload`
 over Server-Sent Events, reports a broken build as `problems` (path:line) while still serving the last good
 site, and recovers when the file is fixed."""
+
 from __future__ import annotations
 
 import http.client
@@ -12,8 +13,8 @@ import urllib.request
 
 import pytest
 
-from builder.serve import CLIENT_TAG, EVENTS_PATH, DevServer
 from builder.model import BuildOptions
+from builder.serve import CLIENT_TAG, EVENTS_PATH, DevServer
 from tests.conftest import ROOT
 
 
@@ -34,9 +35,9 @@ class EventStream:
             for raw in self.response:
                 line = raw.decode("utf-8").rstrip("\n")
                 if line.startswith("event: "):
-                    name = line[len("event: "):]
+                    name = line[len("event: ") :]
                 elif line.startswith("data: "):
-                    data.append(line[len("data: "):])
+                    data.append(line[len("data: ") :])
                 elif line == "" and name:
                     self.events.put((name, json.loads("\n".join(data))))
                     name, data = None, []
@@ -57,8 +58,15 @@ class EventStream:
 @pytest.fixture
 def server(make_content, tmp_path):
     make_content("a.md", "---\ntitle: 页面 A\n---\n## 第一节\n\n原来的文字 $QK^\\top$。\n")
-    options = BuildOptions(root=ROOT, content_dir=make_content.dir, theme_dir=ROOT / "theme", out_dir=tmp_path / "site",
-                           cache_dir=tmp_path / "cache", python_runtime=False, jobs=1)
+    options = BuildOptions(
+        root=ROOT,
+        content_dir=make_content.dir,
+        theme_dir=ROOT / "theme",
+        out_dir=tmp_path / "site",
+        cache_dir=tmp_path / "cache",
+        python_runtime=False,
+        jobs=1,
+    )
     logs: list[str] = []
     dev = DevServer(options, port=0, log=logs.append, watch_paths=[make_content.dir]).start()
     dev.write = make_content  # type: ignore[attr-defined]
@@ -130,7 +138,9 @@ def test_dropped_clients_are_quiet(server, capfd):
     import socket
     import struct
 
-    big = max((p for p in (server.options.out_dir / "assets").rglob("*") if p.is_file()), key=lambda p: p.stat().st_size)
+    big = max(
+        (p for p in (server.options.out_dir / "assets").rglob("*") if p.is_file()), key=lambda p: p.stat().st_size
+    )
     path = str(big.relative_to(server.options.out_dir))
     for _ in range(20):
         sock = socket.create_connection(("127.0.0.1", server.port))
@@ -146,5 +156,7 @@ def test_dropped_clients_are_quiet(server, capfd):
 def test_a_folder_named_like_a_page_is_reported_by_the_server_as_by_the_build(server):
     (server.options.content_dir / "dir.md").mkdir()
     assert server.rebuild() is False
-    assert any(line.endswith("dir.md: cannot read the page: it is a folder, not a page file [front-matter]")
-               for line in server.logs), server.logs
+    assert any(
+        line.endswith("dir.md: cannot read the page: it is a folder, not a page file [front-matter]")
+        for line in server.logs
+    ), server.logs

@@ -1,4 +1,5 @@
 """The offline package: deterministic bytes, one top folder, the whole site inside."""
+
 from __future__ import annotations
 
 import zipfile
@@ -46,7 +47,7 @@ def test_zip_has_one_top_folder_sorted_entries_fixed_metadata_and_every_site_fil
             mode = info.external_attr >> 16
             assert mode in (0o100644, 0o40755), (info.filename, oct(mode))
         site_files = sorted(p.relative_to(small_site).as_posix() for p in small_site.rglob("*") if p.is_file())
-        zipped = sorted(n[len("attention-course/"):] for n in names if not n.endswith("/"))
+        zipped = sorted(n[len("attention-course/") :] for n in names if not n.endswith("/"))
         assert zipped == site_files
         assert archive.read("attention-course/index.html") == (small_site / "index.html").read_bytes()
 

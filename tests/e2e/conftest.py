@@ -4,12 +4,13 @@ driven by Playwright in a real Chromium.
 Every `page` fixture fails its test if the page logs a console error, throws, or requests anything
 outside the site (any host other than our 127.0.0.1 server, or anything but file:/blob:/data: URLs).
 """
+
 from __future__ import annotations
 
+import contextlib
 import functools
 import http.server
 import os
-import contextlib
 import shutil
 import signal
 import socketserver
@@ -28,12 +29,26 @@ E2E_DIR = Path(__file__).resolve().parent
 def pytest_collection_modifyitems(config, items):
     """Every test module here drives a browser and must say so (`pytestmark = pytest.mark.e2e`): `make test-fast`
     deselects by that marker, and an unmarked module would slip a browser into it."""
-    unmarked = sorted({item.module.__name__ for item in items
-                       if Path(str(item.fspath)).resolve().is_relative_to(E2E_DIR) and not item.get_closest_marker("e2e")})
+    unmarked = sorted(
+        {
+            item.module.__name__
+            for item in items
+            if Path(str(item.fspath)).resolve().is_relative_to(E2E_DIR) and not item.get_closest_marker("e2e")
+        }
+    )
     if unmarked:
         raise pytest.UsageError(f"e2e test modules without the e2e marker: {', '.join(unmarked)}")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--no-first-run", "--disable-sync", "--disable-quic"]
+
+
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+    "--disable-quic",
+]
 # The tests' browser only (not the benchmarks'): a key or wheel scroll lands at once instead of animating over
 # frames, which a loaded headless Chromium may stop producing (ArrowRight on a focused wide formula had not moved it
 # after 5 s at load 7). The tests check where a scroll lands, never how it animates.
@@ -63,8 +78,12 @@ def built_site(tmp_path_factory) -> Path:
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    extensions_map = {**http.server.SimpleHTTPRequestHandler.extensions_map, ".wasm": "application/wasm",
-                      ".js": "text/javascript", ".mjs": "text/javascript"}
+    extensions_map = {
+        **http.server.SimpleHTTPRequestHandler.extensions_map,
+        ".wasm": "application/wasm",
+        ".js": "text/javascript",
+        ".mjs": "text/javascript",
+    }
 
     def log_message(self, *args):  # keep test output clean
         pass
@@ -78,7 +97,7 @@ class _PrefixHandler(_QuietHandler):
     def translate_path(self, path):
         if not path.startswith(self.prefix + "/"):
             return "/nonexistent-path-for-404"
-        return super().translate_path(path[len(self.prefix):])
+        return super().translate_path(path[len(self.prefix) :])
 
 
 def serve(directory: Path, handler=_QuietHandler):
@@ -126,11 +145,13 @@ def _poll_on_a_timer(wait_for_function):
     @functools.wraps(wait_for_function)
     def wrapper(self, expression, *, polling=None, **kwargs):
         return wait_for_function(self, expression, polling=WAIT_POLLING_MS if polling is None else polling, **kwargs)
+
     return wrapper
 
 
 def _install_timer_polling() -> None:
     from playwright.sync_api import Frame, Page
+
     for cls in (Page, Frame):
         if not getattr(cls.wait_for_function, "_polls_on_timer", False):
             cls.wait_for_function = _poll_on_a_timer(cls.wait_for_function)
@@ -155,8 +176,10 @@ def bounded(seconds: float):
     makes after a test failed, where no time limit applies (pytest-timeout's has ended) and `page.evaluate` has
     none of its own.  (The sync Playwright API waits in the main thread, where the signal arrives.)  pytest-timeout's
     own SIGALRM handler and timer are put back afterwards."""
+
     def expired(signum, frame):
         raise ProbeTimedOut(f"no answer from the browser in {seconds:g} s")
+
     started = time.monotonic()
     previous = signal.signal(signal.SIGALRM, expired)
     left, _ = signal.setitimer(signal.ITIMER_REAL, seconds)
@@ -238,8 +261,12 @@ class BrowserHolder:
 
     def stalled_pages(self) -> list[str]:
         """URLs of the open pages of the contexts opened since forget_contexts() that get no animation frames."""
-        return [page.url for context in list(self._contexts) for page in context.pages
-                if not page.is_closed() and not self.page_paints(page)]
+        return [
+            page.url
+            for context in list(self._contexts)
+            for page in context.pages
+            if not page.is_closed() and not self.page_paints(page)
+        ]
 
     def paints(self) -> bool:
         """Does a fresh page of this browser get animation frames?"""
@@ -290,8 +317,9 @@ def pytest_runtest_makereport(item, call):
         stalled = [] if call.excinfo.errisinstance(HeadlessFramesStopped) else _holder.stalled_pages()
         if stalled:
             try:
-                raise HeadlessFramesStopped(f"no animation frames in {', '.join(stalled)} after this failure: "
-                                            f"{call.excinfo.exconly()}") from call.excinfo.value
+                raise HeadlessFramesStopped(
+                    f"no animation frames in {', '.join(stalled)} after this failure: {call.excinfo.exconly()}"
+                ) from call.excinfo.value
             except HeadlessFramesStopped:
                 call.excinfo = pytest.ExceptionInfo.from_current()
         if call.excinfo.errisinstance(HeadlessFramesStopped) and not _holder.paints():
@@ -364,8 +392,9 @@ def page(browser, base_url):
 @pytest.fixture
 def mobile_page(browser, base_url):
     """A fresh phone-sized page (390×844, touch); same checks as `page`."""
-    context, page = _open_context(browser, base_url, viewport={"width": 390, "height": 844}, is_mobile=True,
-                                  has_touch=True)
+    context, page = _open_context(
+        browser, base_url, viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True
+    )
     yield page
     _close_and_check(context, page)
 
@@ -409,8 +438,12 @@ def read_through(page) -> None:
     instead of scrolling on for many minutes (a CI run hung 15 min here)."""
     # bounded from here too: in-page timers bound the scroll, but a renderer that stops answering never returns the
     # evaluate (a clean-clone run waited here 5 min, until its worker was sent pytest-timeout's signal by hand)
-    result = evaluate_or_stalled(page, """async ([widgetPatience, framePatience]) => {
-      const frames = """ + FRAMES_JS + """;
+    result = evaluate_or_stalled(
+        page,
+        """async ([widgetPatience, framePatience]) => {
+      const frames = """
+        + FRAMES_JS
+        + """;
       const waited = new Map(); // widget → ms spent waiting for it
       let lastFrame = performance.now();
       const pending = () => [...document.querySelectorAll('.widget[data-widget]')].filter((w) => {
@@ -438,10 +471,15 @@ def read_through(page) -> None:
       window.scrollTo(0, 0);
       await frames();
       return {stalled: null};
-    }""", [WIDGET_PATIENCE_MS, FRAME_PATIENCE_MS], seconds=READ_THROUGH_LIMIT_S)
+    }""",
+        [WIDGET_PATIENCE_MS, FRAME_PATIENCE_MS],
+        seconds=READ_THROUGH_LIMIT_S,
+    )
     if result["stalled"] is not None:
-        raise HeadlessFramesStopped(f"{page.url}: no animation frame for {FRAME_PATIENCE_MS / 1000:.0f} s "
-                                    f"(scrolled to {result['stalled']:.0f} px)")
+        raise HeadlessFramesStopped(
+            f"{page.url}: no animation frame for {FRAME_PATIENCE_MS / 1000:.0f} s "
+            f"(scrolled to {result['stalled']:.0f} px)"
+        )
 
 
 def evaluate_or_stalled(page, expression: str, arg=None, seconds: float = 60):
@@ -461,5 +499,7 @@ def mount_all_widgets(page) -> None:
     read_through(page)
     for widget in page.locator(".widget[data-widget]").all():
         widget.scroll_into_view_if_needed()
-    page.wait_for_function("[...document.querySelectorAll('.widget[data-widget]')].every(w => w.dataset.ready === 'true')")
+    page.wait_for_function(
+        "[...document.querySelectorAll('.widget[data-widget]')].every(w => w.dataset.ready === 'true')"
+    )
     evaluate_or_stalled(page, "window.scrollTo(0, 0)")

@@ -4,15 +4,15 @@ any serious or critical violation fails.
 
 Each page is loaded and used once per width and checked in both colour schemes, switched in place as a reader's
 system does (every colour is a CSS variable; the one widget that draws on a canvas redraws on the change)."""
+
 from __future__ import annotations
 
 import json
 
 import pytest
 
-from tests.e2e.conftest import mount_all_widgets, wait_frames
-
 from tests.conftest import ROOT
+from tests.e2e.conftest import mount_all_widgets, wait_frames
 
 pytestmark = pytest.mark.e2e
 
@@ -36,7 +36,8 @@ def axe_violations(page, rules: list[str] | None = None, parts: list[str] | None
     """Serious and critical violations of every axe rule, or of `rules` only, in the page or in its `parts`."""
     if not page.evaluate("typeof window.axe !== 'undefined'"):
         page.add_script_tag(content=AXE.read_text(encoding="utf-8"))
-    result = page.evaluate("""async ([rules, parts]) => {
+    result = page.evaluate(
+        """async ([rules, parts]) => {
       const options = { resultTypes: ['violations'] };
       if (rules) options.runOnly = { type: 'rule', values: rules };
       const context = parts ? { include: parts.filter((p) => document.querySelector(p)).map((p) => [p]) } : document;
@@ -44,7 +45,9 @@ def axe_violations(page, rules: list[str] | None = None, parts: list[str] | None
       const r = await axe.run(context, options);
       return r.violations.map(v => ({ id: v.id, impact: v.impact, help: v.help,
         nodes: v.nodes.slice(0, 5).map(n => ({ target: n.target.join(' '), summary: n.failureSummary })) }));
-    }""", [rules, parts])
+    }""",
+        [rules, parts],
+    )
     return [v for v in result if v["impact"] in SERIOUS]
 
 
@@ -81,8 +84,9 @@ def use_everything(page) -> None:
 
 @pytest.mark.parametrize("width", [1280, 390])
 def test_no_serious_accessibility_violation_anywhere(browser, http_base, built_site, width):
-    context = browser.new_context(viewport={"width": width, "height": 900},
-                                  bypass_csp=True)  # axe is injected as an inline script; test_csp.py tests the policy
+    context = browser.new_context(
+        viewport={"width": width, "height": 900}, bypass_csp=True
+    )  # axe is injected as an inline script; test_csp.py tests the policy
     page = context.new_page()
     problems = {}
     for name in built_pages(built_site):

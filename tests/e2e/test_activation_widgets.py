@@ -1,6 +1,7 @@
 """The activation explainer's widgets in Chromium over http and file://: overlay toggles, the point moved by keyboard
 and by pointer, its readout compared with the NumPy reference samples the build embedded (and the widget's own
 formulas with attention_core at many points), the two-layer demo and the real model's gates."""
+
 from __future__ import annotations
 
 import json
@@ -36,8 +37,11 @@ def open_widget(page, name: str):
 def readout(body) -> dict[str, tuple[str, str, str]]:
     rows = {}
     for row in body.locator(".act-readout tbody tr[data-name]").all():
-        rows[row.get_attribute("data-name")] = (row.locator(".act-f").inner_text(), row.locator(".act-g").inner_text(),
-                                                row.locator(".act-state").inner_text())
+        rows[row.get_attribute("data-name")] = (
+            row.locator(".act-f").inner_text(),
+            row.locator(".act-g").inner_text(),
+            row.locator(".act-state").inner_text(),
+        )
     return rows
 
 
@@ -92,9 +96,12 @@ def test_activation_plot_overlay_toggle_and_keyboard_readout_match_numpy(page):
 def test_activation_plot_formulas_in_the_browser_are_attention_core_s(page):
     open_widget(page, "activation-plot")
     xs = np.round(np.linspace(-8, 8, 1601), 10)
-    got = page.evaluate("""(xs) => { const m = window.Course.widgets['activation-plot'];
+    got = page.evaluate(
+        """(xs) => { const m = window.Course.widgets['activation-plot'];
       return Object.fromEntries(['sigmoid', 'tanh', 'relu', 'gelu', 'gelu_tanh', 'silu']
-        .map((n) => [n, xs.map((x) => m.evaluate(n, x))])); }""", xs.tolist())
+        .map((n) => [n, xs.map((x) => m.evaluate(n, x))])); }""",
+        xs.tolist(),
+    )
     for name, act in ACTIVATIONS.items():
         values = np.array(got[name])
         np.testing.assert_allclose(values[:, 0], act.f(xs), rtol=0, atol=1e-12, err_msg=name)

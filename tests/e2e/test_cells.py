@@ -7,6 +7,7 @@ the reader focuses or runs a cell or scrolls near the code, so the tests click i
 and wait for it to become an editor (`data-editor="ready"`). Every page fails its test on console errors, uncaught exceptions or a request that
 leaves the site. Timings go to test-artifacts/cells-timings.json.
 """
+
 from __future__ import annotations
 
 import json
@@ -33,7 +34,9 @@ def py_page(request, browser, http_base, file_base):
     """One page per transport whose Python runtime is shared by the tests below."""
     base = http_base if request.param == "http" else file_base
     context, page = _open_context(browser, base, viewport={"width": 1280, "height": 900})
-    page.add_init_script("window.Course = Object.assign(window.Course || {}, {options: Object.assign((window.Course || {}).options || {}, {noPrefetch: true})});")  # measure a truly cold first run
+    page.add_init_script(
+        "window.Course = Object.assign(window.Course || {}, {options: Object.assign((window.Course || {}).options || {}, {noPrefetch: true})});"
+    )  # measure a truly cold first run
     page.dialogs = []  # type: ignore[attr-defined]
     page.on("dialog", lambda d: (page.dialogs.append(d.message), d.dismiss()))
     page.goto(base + PAGE)
@@ -62,12 +65,15 @@ def set_code(page, cell: str, code: str) -> None:
 
 def shown_code(page, cell: str) -> str:
     """The code a reader sees in the cell: the editor's text, or the static code before the editor exists."""
-    return page.evaluate("""sel => {
+    return page.evaluate(
+        """sel => {
         const s = document.querySelector(sel);
         const lines = s.querySelectorAll('.cm-content .cm-line');  // short cells: CodeMirror renders every line
         return s.querySelector('.cm-content') ? [...lines].map(l => l.textContent).join('\\n')
             : s.querySelector('.cell-source').textContent.replace(/\\n$/, '');
-    }""", cell)
+    }""",
+        cell,
+    )
 
 
 def wait_for_editors(page) -> None:
@@ -77,7 +83,9 @@ def wait_for_editors(page) -> None:
 def wait_status(page, cell: str, pattern: str, timeout: float = 60_000) -> str:
     page.wait_for_function(
         "([sel, pat]) => new RegExp(pat).test(document.querySelector(sel + ' .cell-status').textContent)",
-        arg=[cell, pattern], timeout=timeout)
+        arg=[cell, pattern],
+        timeout=timeout,
+    )
     return page.text_content(f"{cell} .cell-status")
 
 
@@ -86,7 +94,9 @@ def python_bytes(page, built_site: Path) -> int:
     every page with cells includes. http: body sizes from Resource Timing; file:// (which Resource Timing
     does not report): the sizes of the wrapper scripts the runtime index says it read."""
     if page.base.startswith("file:"):
-        wrappers = page.evaluate("Course.python?.index ? Course.python.index.assets.flatMap(a => a.wrappers || [a.wrapper]) : []")
+        wrappers = page.evaluate(
+            "Course.python?.index ? Course.python.index.assets.flatMap(a => a.wrappers || [a.wrapper]) : []"
+        )
         folder = built_site / "assets" / "python"
         return sum((folder / name).stat().st_size for name in wrappers + ["runtime-index.js"] if wrappers)
     entries = page.evaluate("performance.getEntriesByType('resource').map(e => [e.name, e.encodedBodySize])")
@@ -101,10 +111,13 @@ def test_every_cell_runs_in_the_browser_and_prints_what_the_build_printed(py_pag
     assert page.eval_on_selector_all(".code-cell", "els => els.map(e => e.dataset.cellId)") == CELL_IDS
     build_logs = logs(page)
     # every seed cell shows its build-time output before anything runs (text, or a widget it showed)
-    widgets = page.eval_on_selector_all(".code-cell .cell-output", "els => els.map(e => !!e.querySelector('.cell-widgets .widget'))")
+    widgets = page.eval_on_selector_all(
+        ".code-cell .cell-output", "els => els.map(e => !!e.querySelector('.cell-widgets .widget'))"
+    )
     assert all(log or widget for log, widget in zip(build_logs, widgets)), "every seed cell shows its build-time output"
-    assert page.eval_on_selector_all(".cell-output-label", "els => els.map(e => e.textContent)") == \
-        ["构建时输出"] * len(CELL_IDS)
+    assert page.eval_on_selector_all(".cell-output-label", "els => els.map(e => e.textContent)") == [
+        "构建时输出"
+    ] * len(CELL_IDS)
     assert python_bytes(page, built_site) == 0, "nothing of Python is loaded before the first run"
     # not even the runtime's own script: it is not part of the first view (issue 19)…
     assert page.evaluate("typeof Course.python?.getRuntime") == "undefined"
@@ -130,18 +143,24 @@ def test_every_cell_runs_in_the_browser_and_prints_what_the_build_printed(py_pag
 
     started = time.perf_counter()
     page.click(".cells-run-all")
-    page.wait_for_function("document.querySelector('.cell-output').dataset.origin === 'browser' && "
-                           "document.querySelector('.cell-log').textContent.length > 0", timeout=120_000)
+    page.wait_for_function(
+        "document.querySelector('.cell-output').dataset.origin === 'browser' && "
+        "document.querySelector('.cell-log').textContent.length > 0",
+        timeout=120_000,
+    )
     first_output = time.perf_counter() - started
     assert page.evaluate("Course.python.getRuntime()._prepared") is None  # taken, not started anew
-    page.wait_for_function("/全部运行完成|中断/.test(document.querySelector('.cells-bar-status').textContent)",
-                           timeout=120_000)
+    page.wait_for_function(
+        "/全部运行完成|中断/.test(document.querySelector('.cells-bar-status').textContent)", timeout=120_000
+    )
     assert page.text_content(".cells-bar-status") == "全部运行完成。"
     assert logs(page) == build_logs
-    assert page.eval_on_selector_all(".cell-output-label", "els => els.map(e => e.textContent)") == \
-        ["运行输出"] * len(CELL_IDS)
+    assert page.eval_on_selector_all(".cell-output-label", "els => els.map(e => e.textContent)") == ["运行输出"] * len(
+        CELL_IDS
+    )
     TIMINGS.setdefault(page.transport, {}).update(
-        cold_click_to_first_output_s=round(first_output, 2), python_bytes_first_run=python_bytes(page, built_site))
+        cold_click_to_first_output_s=round(first_output, 2), python_bytes_first_run=python_bytes(page, built_site)
+    )
 
 
 def test_ctrl_enter_runs_and_reports_the_time(py_page):
@@ -152,8 +171,9 @@ def test_ctrl_enter_runs_and_reports_the_time(py_page):
         page.evaluate("sel => document.querySelector(sel + ' .cell-status').textContent = ''", SCRATCH)
         started = time.perf_counter()
         page.keyboard.press("ControlOrMeta+Enter")
-        page.wait_for_function("sel => document.querySelector(sel + ' .cell-log').textContent === '42\\n'",
-                               arg=SCRATCH, timeout=30_000)
+        page.wait_for_function(
+            "sel => document.querySelector(sel + ' .cell-log').textContent === '42\\n'", arg=SCRATCH, timeout=30_000
+        )
         times.append(time.perf_counter() - started)
     assert re.fullmatch(r"完成 · \d+\.\d\d s", wait_status(page, SCRATCH, "完成"))
     TIMINGS.setdefault(page.transport, {})["warm_ctrl_enter_to_output_median_s"] = round(statistics.median(times), 3)
@@ -176,7 +196,9 @@ def test_static_code_runs_with_ctrl_enter_before_the_editor_arrives(py_page):
     if py_page.transport != "http":
         pytest.skip("holding a script back needs request routing (http); the key handling is the same on file://")
     page, held = page_holding_back(py_page, "**/assets/editor.js*")  # not answered until the run is done
-    page.add_init_script("window.Course = Object.assign(window.Course || {}, {options: Object.assign((window.Course || {}).options || {}, {noPrefetch: true})});")
+    page.add_init_script(
+        "window.Course = Object.assign(window.Course || {}, {options: Object.assign((window.Course || {}).options || {}, {noPrefetch: true})});"
+    )
     page.goto(py_page.base + PAGE)
     cell = "#cell-attention-fn"
     build_log = page.text_content(f"{cell} .cell-log")
@@ -200,8 +222,12 @@ def test_what_the_reader_does_before_the_cells_controller_arrives_is_carried_out
         pytest.skip("holding a script back needs request routing (http); the queue is the same on file://")
     page, held = page_holding_back(py_page, "**/assets/cells-page.js*")  # answered below
     # no stored edits (earlier tests of this profile made some): with them the controller would come at once
-    page.add_init_script("for (const k of Object.keys(localStorage)) if (k.startsWith('attention-course:cell:')) localStorage.removeItem(k);")
-    page.add_init_script("window.Course = Object.assign(window.Course || {}, {options: Object.assign((window.Course || {}).options || {}, {noPrefetch: true})});")
+    page.add_init_script(
+        "for (const k of Object.keys(localStorage)) if (k.startsWith('attention-course:cell:')) localStorage.removeItem(k);"
+    )
+    page.add_init_script(
+        "window.Course = Object.assign(window.Course || {}, {options: Object.assign((window.Course || {}).options || {}, {noPrefetch: true})});"
+    )
     page.goto(py_page.base + PAGE)
     first, second = "#cell-attention-fn", "#cell-qkv-projection"
     page.click(f"{first} .cell-run")  # the pointer's move to the button is the first input: the controller is asked for
@@ -299,10 +325,12 @@ def test_stop_interrupts_an_endless_loop_and_python_comes_back(py_page):
     set_code(page, SCRATCH, "print(1 + 1)")
     started = time.perf_counter()
     page.click(f"{SCRATCH} .cell-run")
-    page.wait_for_function("sel => document.querySelector(sel + ' .cell-log').textContent === '2\\n'",
-                           arg=SCRATCH, timeout=5_000)
-    TIMINGS.setdefault(page.transport, {}).update(stop_to_stopped_s=round(stopped, 3),
-                                                   rerun_after_stop_to_output_s=round(time.perf_counter() - started, 3))
+    page.wait_for_function(
+        "sel => document.querySelector(sel + ' .cell-log').textContent === '2\\n'", arg=SCRATCH, timeout=5_000
+    )
+    TIMINGS.setdefault(page.transport, {}).update(
+        stop_to_stopped_s=round(stopped, 3), rerun_after_stop_to_output_s=round(time.perf_counter() - started, 3)
+    )
 
     # The namespace is gone (attention() came from the first cell); 重新运行上方单元 rebuilds it.
     set_code(page, SCRATCH, "attention")
@@ -321,18 +349,24 @@ def test_stop_interrupts_an_endless_loop_and_python_comes_back(py_page):
 
 
 def open_without_python(page) -> None:
-    page.add_init_script("window.Course = Object.assign(window.Course || {}, {options: Object.assign((window.Course || {}).options || {}, {noPrefetch: true})});")  # these tests never need Python
+    page.add_init_script(
+        "window.Course = Object.assign(window.Course || {}, {options: Object.assign((window.Course || {}).options || {}, {noPrefetch: true})});"
+    )  # these tests never need Python
     page.goto(page.base + PAGE)
 
 
 def test_the_editor_loads_only_when_needed_and_the_caret_lands_where_the_reader_clicked(page):
-    page.add_init_script("window.Course = Object.assign(window.Course || {}, {options: Object.assign((window.Course || {}).options || {}, {noIdleEditor: true})});")  # only the reader's click may load it
+    page.add_init_script(
+        "window.Course = Object.assign(window.Course || {}, {options: Object.assign((window.Course || {}).options || {}, {noIdleEditor: true})});"
+    )  # only the reader's click may load it
     open_without_python(page)
     page.wait_for_timeout(300)
     lazy = ("/assets/editor.js", "/assets/numpy-completions.js")
     assert not [u for u in page.watch.requests if any(name in u for name in lazy)]
     assert page.locator(".cm-editor").count() == 0
-    assert page.eval_on_selector_all(".code-cell", "els => els.map(e => e.dataset.editor)") == ["static"] * len(CELL_IDS)
+    assert page.eval_on_selector_all(".code-cell", "els => els.map(e => e.dataset.editor)") == ["static"] * len(
+        CELL_IDS
+    )
     assert page.eval_on_selector_all(".cell-source", "els => els.every(e => e.tabIndex === 0)")
 
     cell = "#cell-causal-mask"
@@ -347,7 +381,9 @@ def test_the_editor_loads_only_when_needed_and_the_caret_lands_where_the_reader_
         if again == box:
             break
         box = again
-    line_height = float(page.eval_on_selector(f"{cell} .cell-source", "e => parseFloat(getComputedStyle(e).lineHeight)"))
+    line_height = float(
+        page.eval_on_selector(f"{cell} .cell-source", "e => parseFloat(getComputedStyle(e).lineHeight)")
+    )
     top = float(page.eval_on_selector(f"{cell} .cell-source", "e => parseFloat(getComputedStyle(e).paddingTop)"))
     # the far right of the second line: the caret must end up at the end of that line
     page.mouse.click(box["x"] + box["width"] - 8, box["y"] + top + 1.5 * line_height)
@@ -414,7 +450,9 @@ def test_edits_survive_a_reload_and_reset_restores_the_original(page):
 
 
 def test_reset_before_the_editor_loads_restores_the_highlighted_original(page):
-    page.add_init_script("window.Course = Object.assign(window.Course || {}, {options: Object.assign((window.Course || {}).options || {}, {noIdleEditor: true})});")
+    page.add_init_script(
+        "window.Course = Object.assign(window.Course || {}, {options: Object.assign((window.Course || {}).options || {}, {noIdleEditor: true})});"
+    )
     open_without_python(page)
     cell = "#cell-causal-mask"
     original = shown_code(page, cell)
@@ -494,11 +532,15 @@ def test_the_editor_replaces_the_static_code_without_moving_the_page(browser, ht
         # leaves them unrendered, and an unrendered box has no height to compare)
         # (a <style> added by evaluate: add_style_tag waits for the sheet's load event, which a page without
         # JavaScript never delivers — the test hung there)
-        page.evaluate("""(css) => { const style = document.createElement('style');
+        page.evaluate(
+            """(css) => { const style = document.createElement('style');
             style.textContent = css;
-            document.head.append(style); }""", ALL_LAID_OUT_CSS)
-        heights[js] = page.eval_on_selector_all(".code-cell .cell-editor",
-                                                "els => els.map(e => e.getBoundingClientRect().height)")
+            document.head.append(style); }""",
+            ALL_LAID_OUT_CSS,
+        )
+        heights[js] = page.eval_on_selector_all(
+            ".code-cell .cell-editor", "els => els.map(e => e.getBoundingClientRect().height)"
+        )
         if not js:
             assert page.locator(".code-cell .cell-source").first.inner_text().startswith("import numpy as np")
         context.close()

@@ -1,6 +1,7 @@
 """The Content-Security-Policy every page carries (builder/pages.py): an external image slipped into a built page
 is blocked — no request leaves the site — while every widget and every code cell still works, over http and
 file://. The pages are opened with the policy in force (the other e2e tests bypass it for wait_for_function)."""
+
 from __future__ import annotations
 
 import time
@@ -22,8 +23,12 @@ def injected(built_site):
     for name in PAGES:
         html = (built_site / name).read_text(encoding="utf-8")
         assert 'http-equiv="Content-Security-Policy"' in html
-        html = html.replace('<main', f'<img id="evil" src="{EVIL}" alt=""><div id="evil-css" '
-                            f'style="background:url({EVIL}?css);width:9px;height:9px"></div><main', 1)
+        html = html.replace(
+            "<main",
+            f'<img id="evil" src="{EVIL}" alt=""><div id="evil-css" '
+            f'style="background:url({EVIL}?css);width:9px;height:9px"></div><main',
+            1,
+        )
         (built_site / f"csp-{name}").write_text(html, encoding="utf-8")
         names.append(f"csp-{name}")
     yield names
@@ -40,13 +45,14 @@ def poll(page, expression: str, timeout: float = 120.0) -> None:
 
 
 @pytest.mark.parametrize("transport", ["http", "file"])
-def test_external_image_is_blocked_and_widgets_and_cells_still_work(browser, http_base, file_base, injected,
-                                                                    transport):
+def test_external_image_is_blocked_and_widgets_and_cells_still_work(browser, http_base, file_base, injected, transport):
     base = http_base if transport == "http" else file_base
     context, page = _open_context(browser, base, viewport={"width": 1280, "height": 900}, bypass_csp=False)
     page.watch.expected_console.append("Content Security Policy")  # the blocked image is reported, as it should
-    page.add_init_script("window.__violations = []; document.addEventListener('securitypolicyviolation', "
-                         "e => window.__violations.push([e.violatedDirective, e.blockedURI]));")
+    page.add_init_script(
+        "window.__violations = []; document.addEventListener('securitypolicyviolation', "
+        "e => window.__violations.push([e.violatedDirective, e.blockedURI]));"
+    )
     failed: list[tuple[str, str]] = []
     page.context.on("requestfailed", lambda r: failed.append((r.url, r.failure or "")))
     try:
@@ -66,12 +72,17 @@ def test_external_image_is_blocked_and_widgets_and_cells_still_work(browser, htt
             assert page.evaluate("document.querySelector('.widget .widget-body').children.length") > 0
         page.goto(base + injected[0])
         page.click(".cells-run-all")
-        poll(page, "/全部运行完成|中断|错误/.test(document.querySelector('.cells-bar-status').textContent)",
-             timeout=180)
-        errors = page.evaluate("[...document.querySelectorAll('.cell-error, .cell-output')].map(e => e.textContent)"
-                               ".filter(t => /Error|错误/.test(t))")
+        poll(
+            page, "/全部运行完成|中断|错误/.test(document.querySelector('.cells-bar-status').textContent)", timeout=180
+        )
+        errors = page.evaluate(
+            "[...document.querySelectorAll('.cell-error, .cell-output')].map(e => e.textContent)"
+            ".filter(t => /Error|错误/.test(t))"
+        )
         assert page.text_content(".cells-bar-status") == "全部运行完成。", errors
-        assert page.evaluate("[...document.querySelectorAll('.cell-output')].every(o => o.dataset.origin === 'browser')")
+        assert page.evaluate(
+            "[...document.querySelectorAll('.cell-output')].every(o => o.dataset.origin === 'browser')"
+        )
         # Chromium reports the attempt, then fails it before it reaches the network
         attempted = {url for url in page.watch.external_requests}
         assert attempted == {EVIL, EVIL + "?css"}

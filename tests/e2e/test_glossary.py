@@ -1,5 +1,6 @@
 """Glossary in the browser: the first use of a term shows its definition on keyboard focus (and hides on
 Escape), and the search finds 遮罩 when the reader types 掩码."""
+
 from __future__ import annotations
 
 import pytest

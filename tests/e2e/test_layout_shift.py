@@ -13,6 +13,7 @@ measured by bench/site_bench.py, not here; what is checked here deterministicall
 * with the fonts already loaded, nothing else on the pages moves while they load (widgets, TOC, progress UI)
   at desktop and phone sizes.
 """
+
 from __future__ import annotations
 
 import pytest
@@ -24,7 +25,12 @@ pytestmark = pytest.mark.e2e
 
 # The order matters: a page opened after one that drew more KaTeX faces sees those faces "requested" again from
 # Chromium's memory cache (same stylesheet), so pages that draw fewer faces come first.
-COURSE_PAGES = ["index.html", "activation-function-explained.html", "attention-explained.html", "module-05-attention.html"]
+COURSE_PAGES = [
+    "index.html",
+    "activation-function-explained.html",
+    "attention-explained.html",
+    "module-05-attention.html",
+]
 
 # Records every layout-shift entry (and what moved) from the very start of the page.
 RECORD_SHIFTS = """
@@ -53,13 +59,18 @@ def font_requests_after(page, url: str) -> tuple[list[str], list[str]]:
 
 def assert_preloads_are_the_requests(requested: list[str], preloaded: list[str], where: str) -> None:
     assert len(requested) == len(set(requested)), f"{where}: a font was fetched twice: {sorted(requested)}"
-    assert sorted(requested) == sorted(preloaded), f"{where}: requested {sorted(requested)}, preloaded {sorted(preloaded)}"
+    assert sorted(requested) == sorted(preloaded), (
+        f"{where}: requested {sorted(requested)}, preloaded {sorted(preloaded)}"
+    )
 
 
 @pytest.mark.parametrize("viewport", ["desktop", "phone"])
 def test_course_pages_preload_exactly_the_fonts_they_draw(browser, base_url, viewport):
-    options = ({"viewport": {"width": 1280, "height": 800}} if viewport == "desktop" else
-               {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True})
+    options = (
+        {"viewport": {"width": 1280, "height": 800}}
+        if viewport == "desktop"
+        else {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True}
+    )
     context, page = _open_context(browser, base_url, **options)
     try:
         for name in COURSE_PAGES:
@@ -131,10 +142,19 @@ def test_the_build_predicts_chromium_font_requests_for_all_kinds_of_formulas(bro
         requested, preloaded = font_requests_after(page, base + "faces.html")
         assert_preloads_are_the_requests(requested, preloaded, "faces.html")
         names = {u.rsplit("/", 1)[1] for u in preloaded}
-        assert {"KaTeX_Main-Bold.woff2", "KaTeX_Main-BoldItalic.woff2", "KaTeX_Math-BoldItalic.woff2",
-                "KaTeX_AMS-Regular.woff2", "KaTeX_Caligraphic-Regular.woff2", "KaTeX_Script-Regular.woff2",
-                "KaTeX_SansSerif-Bold.woff2", "KaTeX_Typewriter-Regular.woff2", "KaTeX_Size1-Regular.woff2",
-                "KaTeX_Size2-Regular.woff2", "KaTeX_Size4-Regular.woff2"} <= names, sorted(names)
+        assert {
+            "KaTeX_Main-Bold.woff2",
+            "KaTeX_Main-BoldItalic.woff2",
+            "KaTeX_Math-BoldItalic.woff2",
+            "KaTeX_AMS-Regular.woff2",
+            "KaTeX_Caligraphic-Regular.woff2",
+            "KaTeX_Script-Regular.woff2",
+            "KaTeX_SansSerif-Bold.woff2",
+            "KaTeX_Typewriter-Regular.woff2",
+            "KaTeX_Size1-Regular.woff2",
+            "KaTeX_Size2-Regular.woff2",
+            "KaTeX_Size4-Regular.woff2",
+        } <= names, sorted(names)
 
         # the closed <details>' formula is not drawn, so its font is neither preloaded nor fetched … until opened
         assert not any("Fraktur" in u for u in requested)
@@ -175,8 +195,11 @@ new MutationObserver((records, observer) => {
 def test_nothing_else_moves_while_a_page_loads(browser, base_url, viewport):
     """Widgets hydrating, the TOC, the progress and reading UI must not move anything: with the formulas in a
     system font (the web-font race is the benchmark's business), a page loads without a single layout shift."""
-    options = ({"viewport": {"width": 1280, "height": 800}} if viewport == "desktop" else
-               {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True})
+    options = (
+        {"viewport": {"width": 1280, "height": 800}}
+        if viewport == "desktop"
+        else {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True}
+    )
     context, page = _open_context(browser, base_url, **options)
     page.add_init_script(MATH_IN_A_SYSTEM_FONT)
     page.add_init_script(RECORD_SHIFTS)

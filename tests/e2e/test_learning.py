@@ -3,6 +3,7 @@
 Expected values come from the authored content (the quiz YAML, the page front matter) and from the built
 HTML, never from the implementation under test.
 """
+
 from __future__ import annotations
 
 import re
@@ -32,8 +33,11 @@ def course_order() -> list[tuple[str, str]]:
     """(slug, title) of the written pages in course order: modules by number, then explainers by title."""
     pages = [(front_matter(p), p.stem) for p in sorted((ROOT / "content").glob("*.md"))]
     modules = sorted(((m["module"], m.get("slug", s), m["title"]) for m, s in pages if m.get("kind") == "module"))
-    explainers = sorted((m["title"], m.get("slug", s)) for m, s in pages if m.get("kind", "explainer") == "explainer"
-                        and m.get("slug", s) != "index")
+    explainers = sorted(
+        (m["title"], m.get("slug", s))
+        for m, s in pages
+        if m.get("kind", "explainer") == "explainer" and m.get("slug", s) != "index"
+    )
     return [(s, t) for _, s, t in modules] + [(s, t) for t, s in explainers]
 
 
@@ -106,7 +110,9 @@ def test_quiz_feedback_retry_and_keyboard_only(page):
     assert inputs.nth(right).is_checked()
     page.keyboard.press("Tab")
     page.keyboard.press("Enter")
-    page.wait_for_function(f"document.querySelector('#quiz-{quiz['id']} .quiz-result').textContent.includes('回答正确')")
+    page.wait_for_function(
+        f"document.querySelector('#quiz-{quiz['id']} .quiz-result').textContent.includes('回答正确')"
+    )
     assert "is-correct" in options.nth(right).get_attribute("class")
     assert "正确" in options.nth(right).locator(".quiz-feedback").inner_text()
     assert root.locator("details.quiz-explanation").get_attribute("open") is not None  # explanation earned
@@ -252,7 +258,9 @@ def open_search(page, how: str) -> None:
 
 
 def result_targets(page) -> list[tuple[str, str]]:
-    hrefs = page.locator(".search-results [role='option'] a").evaluate_all("els => els.map(a => a.getAttribute('href'))")
+    hrefs = page.locator(".search-results [role='option'] a").evaluate_all(
+        "els => els.map(a => a.getAttribute('href'))"
+    )
     out = []
     for href in hrefs:
         file, _, anchor = href.partition("#")
@@ -311,8 +319,11 @@ def test_latin_search_focus_trap_escape_and_latency(page, built_site):
     page.get_by_role("dialog").wait_for()
     page.keyboard.type("SoftMax")
     page.wait_for_selector(".search-results [role='option']")
-    pages_with_word = {f.name for f in built_site.glob("*.html") if f.name != "index.html"
-                       and "softmax" in re.sub(r"<[^>]+>", "", f.read_text(encoding="utf-8")).lower()}
+    pages_with_word = {
+        f.name
+        for f in built_site.glob("*.html")
+        if f.name != "index.html" and "softmax" in re.sub(r"<[^>]+>", "", f.read_text(encoding="utf-8")).lower()
+    }
     assert {file for file, _ in result_targets(page)} == pages_with_word
     assert {m.lower() for m in page.locator(".search-results mark").all_inner_texts()} == {"softmax"}
     # Snippets are text: only <mark> elements inside.
@@ -348,7 +359,9 @@ def test_latin_search_focus_trap_escape_and_latency(page, built_site):
     }""")
     median = statistics.median(times)
     index_bytes = (built_site / "assets" / "search-index.js").stat().st_size
-    artifact("search-metrics.txt").write_text(f"index_bytes={index_bytes}\nmedian_ms_缩放={median:.3f}\n", encoding="utf-8")
+    artifact("search-metrics.txt").write_text(
+        f"index_bytes={index_bytes}\nmedian_ms_缩放={median:.3f}\n", encoding="utf-8"
+    )
     assert median < 50
 
 
@@ -357,15 +370,21 @@ def test_latin_search_focus_trap_escape_and_latency(page, built_site):
 
 def test_print_shows_fallbacks_and_answers_and_hides_chrome(page):
     page.goto(page.base + "module-05-attention.html")
-    page.wait_for_function("[...document.querySelectorAll('.widget[data-widget]')].filter((w) => !(w.dataset.widget in JSON.parse(document.getElementById('lazy-widget-scripts')?.textContent || '{}'))).every((w) => w.dataset.ready)")  # lazy kinds mount when they near the viewport
+    page.wait_for_function(
+        "[...document.querySelectorAll('.widget[data-widget]')].filter((w) => !(w.dataset.widget in JSON.parse(document.getElementById('lazy-widget-scripts')?.textContent || '{}'))).every((w) => w.dataset.ready)"
+    )  # lazy kinds mount when they near the viewport
     assert page.locator(".site-header").is_visible()
     # Reading progress: 0 at the top, full at the bottom, drawn with a transform (no layout change).
     bar = page.locator(".reading-progress span")
     width_before = bar.evaluate("el => el.getBoundingClientRect().height")
     page.evaluate("window.scrollTo(0, document.documentElement.scrollHeight)")
-    page.wait_for_function("getComputedStyle(document.querySelector('.reading-progress span')).transform === 'matrix(1, 0, 0, 1, 0, 0)'")
+    page.wait_for_function(
+        "getComputedStyle(document.querySelector('.reading-progress span')).transform === 'matrix(1, 0, 0, 1, 0, 0)'"
+    )
     page.evaluate("window.scrollTo(0, 0)")
-    page.wait_for_function("getComputedStyle(document.querySelector('.reading-progress span')).transform.startsWith('matrix(0, 0')")
+    page.wait_for_function(
+        "getComputedStyle(document.querySelector('.reading-progress span')).transform.startsWith('matrix(0, 0')"
+    )
     assert bar.evaluate("el => el.getBoundingClientRect().height") == width_before
 
     page.emulate_media(media="print")

@@ -2,6 +2,7 @@
 most frequent inline styles as shared classes (builder/katex/compact.py: STYLE_CLASSES). In a real browser, every
 element of every formula must get exactly the computed style it gets from KaTeX's full stylesheet and KaTeX's own
 inline styles."""
+
 from __future__ import annotations
 
 import pytest
@@ -53,7 +54,9 @@ def test_pruned_katex_css_styles_every_formula_element_like_the_full_stylesheet(
     full = page.evaluate(COMPUTED)
     assert len(full) == len(shipped)
     differing = [i for i, (a, b) in enumerate(zip(shipped, full)) if a != b]
-    assert not differing, f"{len(differing)} elements styled differently, e.g. {set(shipped[differing[0]].split(';')) ^ set(full[differing[0]].split(';'))}"
+    assert not differing, (
+        f"{len(differing)} elements styled differently, e.g. {set(shipped[differing[0]].split(';')) ^ set(full[differing[0]].split(';'))}"
+    )
 
 
 FONTS = ROOT / "node_modules" / "katex" / "dist" / "fonts"
@@ -66,9 +69,13 @@ def test_subset_fonts_draw_every_formula_pixel_for_pixel_like_katex_fonts(browse
     for original in (False, True):
         context = browser.new_context(bypass_csp=True, viewport={"width": 1280, "height": 900}, device_scale_factor=1)
         if original:
-            context.route("**/assets/katex/fonts/*.woff2", lambda route: route.fulfill(
-                body=(FONTS / route.request.url.split("?")[0].rsplit("/", 1)[1]).read_bytes(),
-                content_type="font/woff2"))
+            context.route(
+                "**/assets/katex/fonts/*.woff2",
+                lambda route: route.fulfill(
+                    body=(FONTS / route.request.url.split("?")[0].rsplit("/", 1)[1]).read_bytes(),
+                    content_type="font/woff2",
+                ),
+            )
         page = context.new_page()
         page.goto(http_base + "module-05-attention.html")
         # every section laid out from the start: one rendered only as the capture scrolls to it (content-visibility:
@@ -82,7 +89,9 @@ def test_subset_fonts_draw_every_formula_pixel_for_pixel_like_katex_fonts(browse
         page.wait_for_function("[...document.querySelectorAll('.widget[data-widget]')].every((w) => w.dataset.ready)")
         formulas = page.locator(".math-display")
         assert formulas.count() >= 5
-        shots.append([formulas.nth(i).screenshot(animations="disabled") for i in range(formulas.count())]
-                     + [page.locator(".article p:has(.katex)").first.screenshot(animations="disabled")])
+        shots.append(
+            [formulas.nth(i).screenshot(animations="disabled") for i in range(formulas.count())]
+            + [page.locator(".article p:has(.katex)").first.screenshot(animations="disabled")]
+        )
         context.close()
     assert shots[0] == shots[1]

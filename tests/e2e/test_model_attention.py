@@ -1,6 +1,7 @@
 """The real model's attention in Chromium, over http and file://: the side-by-side shows the same *it* row in both
 sentences, every control of the explorer changes the grid to the numbers the build computed (checked against
 builder.real_model here), the full data loads only on first interaction, and the gallery shows its four heads."""
+
 from __future__ import annotations
 
 import pytest
@@ -47,7 +48,7 @@ def test_side_by_side_shows_identical_it_rows_and_the_rows_that_differ(page):
     a, b = grid_values(tables.nth(0)), grid_values(tables.nth(1))
     assert a[it][: it + 1] == b[it][: it + 1]  # the model has not seen tired / wide yet
     assert a[it][: it + 1] == [str(x) for x in tired.matrix(4, 2)[it][: it + 1]]
-    assert set(a[it][it + 1:]) == {"—"}  # the future is masked
+    assert set(a[it][it + 1 :]) == {"—"}  # the future is masked
     marked = [tables.nth(k).locator("tbody tr").nth(it).locator(".ma-same").count() for k in (0, 1)]
     assert marked == [1, 1]
     t_row = tired.tokens.index(" tired")
@@ -62,7 +63,9 @@ def test_side_by_side_shows_identical_it_rows_and_the_rows_that_differ(page):
     own_data = compare.locator("xpath=../script[@class='widget-data']").evaluate("s => JSON.parse(s.textContent).data")
     assert not [u for u in page.watch.requests if own_data in u]  # not before the reader asks for another head
     compare.locator(".ma-layer").fill("20")
-    page.wait_for_function("el => el.textContent.startsWith('第 20 层')", arg=compare.locator(".ma-summary").element_handle())
+    page.wait_for_function(
+        "el => el.textContent.startsWith('第 20 层')", arg=compare.locator(".ma-summary").element_handle()
+    )
     a, b = grid_values(tables.nth(0)), grid_values(tables.nth(1))
     assert a[it][: it + 1] == b[it][: it + 1] == [str(x) for x in tired.matrix(20, 2)[it][: it + 1]]
     assert [u for u in page.watch.requests if own_data in u]
@@ -75,10 +78,14 @@ def test_explorer_sentence_layer_head_average_row_bars_and_keyboard(page):
     shown = lambda m: [[str(x) if j <= i else "—" for j, x in enumerate(row)] for i, row in enumerate(m)]  # noqa: E731
     assert grid_values(table()) == shown(tired.matrix(4, 2))
     explorer.get_by_role("button", name="头 7").click()
-    page.wait_for_function("el => el.textContent.includes('头 7')", arg=explorer.locator(".ma-caption").element_handle())
+    page.wait_for_function(
+        "el => el.textContent.includes('头 7')", arg=explorer.locator(".ma-caption").element_handle()
+    )
     assert grid_values(table()) == shown(tired.matrix(4, 7))
     explorer.get_by_role("button", name="平均").click()
-    page.wait_for_function("el => el.textContent.includes('各头平均')", arg=explorer.locator(".ma-caption").element_handle())
+    page.wait_for_function(
+        "el => el.textContent.includes('各头平均')", arg=explorer.locator(".ma-caption").element_handle()
+    )
     assert grid_values(table()) == shown(tired.mean_matrix(4))
     # another sentence, then a query token's row as bars that sum to 100
     explorer.get_by_role("button", name="首都").click()

@@ -1,6 +1,7 @@
 """Module 04 in Chromium, over http and file://: the bigram widget (a click or the arrow keys show a character's
 next-character distribution, the numbers the build computed; the sampler writes exactly the poem a Python port of
 its seeded generator writes from the same table, at two temperatures) and a code cell run in the browser."""
+
 from __future__ import annotations
 
 import json
@@ -31,12 +32,14 @@ def open_widget(page):
 
 def shown_next(root) -> list[list[str]]:
     return root.locator(".bigram-next li").evaluate_all(
-        "els => els.map(li => [li.querySelector('.bar-label').textContent, li.querySelector('.bar-value').textContent])")
+        "els => els.map(li => [li.querySelector('.bar-label').textContent, li.querySelector('.bar-value').textContent])"
+    )
 
 
 def expected_next(row: dict) -> list[list[str]]:
     def percent(p: float) -> str:  # bigram.js: two decimals below 10 %, else one
         return f"{p * 100:.{2 if p < 0.1 else 1}f}%"
+
     return [[ch, percent(p)] for _, ch, p, _ in row["next"]]
 
 
@@ -71,7 +74,9 @@ def test_click_and_keys_show_a_characters_next_distribution(page):
     # the count view: the same grid as counts, shaded by count over the largest count shown
     root.locator(".widget-controls button", has_text="次数").click()
     assert root.locator('td[data-row="0"][data-col="1"]').text_content() in (
-        str(data["counts"][0][1]), f"{data['counts'][0][1] / 10000:.1f}万")
+        str(data["counts"][0][1]),
+        f"{data['counts'][0][1] / 10000:.1f}万",
+    )
 
 
 def mulberry32(seed: int):
@@ -115,17 +120,20 @@ def test_sampler_writes_the_seeded_poem_at_each_temperature(page, built_site):
     data = widget_data(page)
     assert not [u for u in page.watch.requests if "/assets/ngram/" in u], "the sampler's table loads on first use"
     raw = (built_site / data["data"]).read_text(encoding="utf-8")
-    table = json.loads(raw[raw.index("=", raw.index(".d")) + 1:].rstrip().rstrip(";"))
+    table = json.loads(raw[raw.index("=", raw.index(".d")) + 1 :].rstrip().rstrip(";"))
 
     def generate(seed: int, temperature: float) -> str:
         root.locator(".bigram-seed").fill(str(seed))
         root.locator('input[type="range"]').evaluate(
-            "(el, t) => { el.value = String(t); el.dispatchEvent(new Event('input', {bubbles: true})); }", temperature)
+            "(el, t) => { el.value = String(t); el.dispatchEvent(new Event('input', {bubbles: true})); }", temperature
+        )
         assert root.locator("output.temp-value").text_content() == f"T = {temperature:.1f}"
         root.locator(".bigram-generate").click()
-        page.wait_for_function("([s, t]) => { const p = document.querySelector('.bigram-poem');"
-                               " return p.dataset.seed === s && p.dataset.temperature === t; }",
-                               arg=[str(seed), f"{temperature:.1f}"])
+        page.wait_for_function(
+            "([s, t]) => { const p = document.querySelector('.bigram-poem');"
+            " return p.dataset.seed === s && p.dataset.temperature === t; }",
+            arg=[str(seed), f"{temperature:.1f}"],
+        )
         return root.locator(".bigram-poem").text_content()
 
     cold = generate(7, 0.5)
@@ -140,7 +148,11 @@ def test_sampler_writes_the_seeded_poem_at_each_temperature(page, built_site):
     root.locator(".bigram-another").click()
     page.wait_for_function("document.querySelector('.bigram-poem').dataset.seed === '8'")
     assert root.locator(".bigram-poem").text_content() == python_poem(table, 8, 0.5)
-    assert root.locator(".bigram-ppl").text_content().startswith(f"验证集困惑度：二元模型 {data['quotes']['bigram_held_ppl']}")
+    assert (
+        root.locator(".bigram-ppl")
+        .text_content()
+        .startswith(f"验证集困惑度：二元模型 {data['quotes']['bigram_held_ppl']}")
+    )
     page.screenshot(path=str(artifact(f"module04-bigram-{page.base[:4]}.png")), full_page=False)
 
 
@@ -159,8 +171,9 @@ def test_the_count_matrix_cell_runs_in_the_browser(cell_page):
     built = page.text_content(f"{cell} .cell-log")
     assert "词表大小" in built and "“山”后面最可能的字" in built
     page.click(f"{cell} .cell-run")
-    page.wait_for_function("sel => /完成|出错/.test(document.querySelector(sel + ' .cell-status').textContent)",
-                           arg=cell, timeout=120_000)
+    page.wait_for_function(
+        "sel => /完成|出错/.test(document.querySelector(sel + ' .cell-status').textContent)", arg=cell, timeout=120_000
+    )
     assert page.text_content(f"{cell} .cell-status").startswith("完成")
     assert page.text_content(f"{cell} .cell-log") == built  # the browser prints what the build printed
     assert re.search(r"计数矩阵 \(\d+, \d+\)", built)

@@ -1,11 +1,11 @@
 """Module 06 in a real Chromium, over http and file://: the positional-encoding, param-count and next-token
 widgets (numbers checked against attention_core and the cached real-model runs), the tiny decoder cell run in the
 browser's Python, and the index's learning path with progress."""
+
 from __future__ import annotations
 
 import re
 
-import numpy as np
 import pytest
 
 from attention_core.param_count import DecoderConfig, count_parameters
@@ -23,8 +23,10 @@ PAGE = "module-06-transformer.html"
 def widget(page, kind: str, n: int = 0):
     root = page.locator(f'.widget[data-widget="{kind}"]').nth(n)
     root.scroll_into_view_if_needed()
-    page.wait_for_function("([k, n]) => document.querySelectorAll(`.widget[data-widget='${k}']`)[n].dataset.ready === 'true'",
-                           arg=[kind, n])
+    page.wait_for_function(
+        "([k, n]) => document.querySelectorAll(`.widget[data-widget='${k}']`)[n].dataset.ready === 'true'",
+        arg=[kind, n],
+    )
     return root.locator(".widget-body")  # not the copy kept for print (theme/js/site/reading.js)
 
 
@@ -116,9 +118,11 @@ def test_tiny_decoder_cell_runs_in_the_browser_like_the_build(page):
     build_log = cell.locator(".cell-log").text_content()  # (its section may not be laid out yet)
     assert "logits: (4, 20)" in build_log
     cell.get_by_role("button", name="运行").click()
-    page.wait_for_function("document.querySelector('#cell-tiny-decoder .cell-output').dataset.origin === 'browser' && "
-                           "/完成|出错|中断/.test(document.querySelector('#cell-tiny-decoder .cell-status').textContent)",
-                           timeout=180_000)
+    page.wait_for_function(
+        "document.querySelector('#cell-tiny-decoder .cell-output').dataset.origin === 'browser' && "
+        "/完成|出错|中断/.test(document.querySelector('#cell-tiny-decoder .cell-status').textContent)",
+        timeout=180_000,
+    )
     assert cell.locator(".cell-log").inner_text() == build_log
 
 
@@ -128,7 +132,9 @@ def test_index_lists_the_modules_as_a_path_with_progress(page):
     slugs = cards.evaluate_all("els => els.map(e => e.dataset.slug)")
     written = sorted(p.stem for p in (ROOT / "content").glob("module-*.md"))
     assert [s for s in slugs if s in written] == written  # every module page there is, in course order
-    assert "module-06-transformer" in slugs and slugs.index("module-05-attention") < slugs.index("module-06-transformer")
+    assert "module-06-transformer" in slugs and slugs.index("module-05-attention") < slugs.index(
+        "module-06-transformer"
+    )
     page.goto(page.base + PAGE)
     page.goto(page.base + "index.html")
     card = page.locator('.course-path > .card[data-slug="module-06-transformer"]')

@@ -1,5 +1,6 @@
 """404.html as GitHub Pages serves it: for any missing URL of the site, at any depth under /<repo>/, with status
 404. Its links (the index, every page) and its search must lead into the site from wherever it is shown."""
+
 from __future__ import annotations
 
 import http.server
@@ -21,9 +22,9 @@ class _PagesHandler(http.server.SimpleHTTPRequestHandler):
 
     def send_head(self):
         path = self.path.split("?")[0]
-        local = Path(self.directory) / path[len(PREFIX) + 1:] if path.startswith(PREFIX + "/") else None
+        local = Path(self.directory) / path[len(PREFIX) + 1 :] if path.startswith(PREFIX + "/") else None
         if local is not None and (local.is_file() or (local.is_dir() and (local / "index.html").is_file())):
-            self.path = self.path[len(PREFIX):]
+            self.path = self.path[len(PREFIX) :]
             return super().send_head()
         body = (Path(self.directory) / "404.html").read_bytes()
         self.send_response(404)

@@ -1,9 +1,9 @@
 """Every page of the real course in Chromium, over http and file://: loads cleanly, math typeset,
 navigation works, screenshots at desktop and phone widths."""
+
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 import yaml
@@ -24,7 +24,7 @@ def count_formulas(markdown: str) -> int:
     kept = []
     pos = 0
     for m in FENCE_RE.finditer(markdown):
-        kept.append(markdown[pos:m.start()])
+        kept.append(markdown[pos : m.start()])
         if m.group(2).strip().startswith("{quiz}"):
             kept.append(m.group(3))
         pos = m.end()

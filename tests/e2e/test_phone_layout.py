@@ -1,5 +1,6 @@
 """A 390 px phone (and a 1280 px desktop), light and dark: every figure's text is at least 12 CSS px, display
 math never runs off the screen without a scrolling affordance, and every widget is screenshotted."""
+
 from __future__ import annotations
 
 import pytest
@@ -50,13 +51,17 @@ def test_wide_boxes_scroll_with_an_affordance_and_never_cut_off(mobile_page, slu
     wait_frames(page)
     # A box is marked when it is laid out, and a section of the page only when the reader gets near it
     # (content-visibility: auto, theme/css/base.css): bring each box on screen, as reading the page does.
-    page.evaluate("""async () => {
-      const frames = """ + FRAMES_JS + """;
+    page.evaluate(
+        """async () => {
+      const frames = """
+        + FRAMES_JS
+        + """;
       for (const box of document.querySelectorAll('.math-display, .figure-scroll')) {
         box.scrollIntoView({block: 'center'});
         await frames();
       }
-    }""")
+    }"""
+    )
     width = page.evaluate("document.documentElement.clientWidth")
     assert page.evaluate("document.documentElement.scrollWidth") <= width  # the page itself never scrolls sideways
     for box in page.evaluate(OVERFLOW_JS):
@@ -72,8 +77,10 @@ def test_wide_boxes_scroll_with_an_affordance_and_never_cut_off(mobile_page, slu
     first = page.query_selector(".math-display.is-overflowing, .figure-scroll.is-overflowing")
     if first is not None:
         first.focus()
-        state = "el => ({active: document.activeElement === el, left: el.scrollLeft, " \
-                "room: el.scrollWidth - el.clientWidth})"
+        state = (
+            "el => ({active: document.activeElement === el, left: el.scrollLeft, "
+            "room: el.scrollWidth - el.clientWidth})"
+        )
         before = first.evaluate(state)
         assert before["active"] and before["room"] > 1, before
         page.keyboard.press("ArrowRight")
@@ -89,8 +96,14 @@ def test_wide_boxes_scroll_with_an_affordance_and_never_cut_off(mobile_page, slu
 @pytest.mark.parametrize("transport,scheme", [("http", "light"), ("http", "dark"), ("file", "light")])
 def test_every_widget_at_390px_screenshot_and_no_run_together_headers(browser, http_base, file_base, transport, scheme):
     base_url = http_base if transport == "http" else file_base
-    context = browser.new_context(viewport={"width": 390, "height": 844}, device_scale_factor=2, color_scheme=scheme,
-                                  is_mobile=True, has_touch=True, bypass_csp=True)
+    context = browser.new_context(
+        viewport={"width": 390, "height": 844},
+        device_scale_factor=2,
+        color_scheme=scheme,
+        is_mobile=True,
+        has_touch=True,
+        bypass_csp=True,
+    )
     page = context.new_page()
     for slug in PAGES:
         page.goto(base_url + f"{slug}.html")

@@ -3,6 +3,7 @@ optional packs loaded only by a cell that imports matplotlib, `show_attention` m
 and — for every page of the course with code cells — the reader's run printing and drawing exactly what
 the build stored (the build runs the cells in the same Pyodide, builder/cells/pyodide_cells.cjs).
 """
+
 from __future__ import annotations
 
 import re
@@ -18,8 +19,10 @@ MODULE = "module-05-attention.html"
 PLOT_CELL = "#cell-temperature-curves"
 SHOW_CELL = "#cell-show-my-attention"
 
-NO_PREFETCH = ("window.Course = Object.assign(window.Course || {}, {options: Object.assign("
-               "(window.Course || {}).options || {}, {noPrefetch: true})});")
+NO_PREFETCH = (
+    "window.Course = Object.assign(window.Course || {}, {options: Object.assign("
+    "(window.Course || {}).options || {}, {noPrefetch: true})});"
+)
 # Every status line a cell shows, in order (the download progress flashes by between two polls).
 RECORD_STATUS = """
 window.__statuses = [];
@@ -62,8 +65,11 @@ SHA256_OF_IMAGES = """async (sel) => {
 
 def run_cell(page, cell: str, timeout: float = 180_000) -> str:
     page.click(f"{cell} [data-action='run']")
-    page.wait_for_function("sel => /完成|出错|无法/.test(document.querySelector(sel + ' .cell-status').textContent)",
-                           arg=cell, timeout=timeout)
+    page.wait_for_function(
+        "sel => /完成|出错|无法/.test(document.querySelector(sel + ' .cell-status').textContent)",
+        arg=cell,
+        timeout=timeout,
+    )
     return page.text_content(f"{cell} .cell-status")
 
 
@@ -92,7 +98,9 @@ def test_a_matplotlib_cell_draws_a_figure_and_shows_the_download(page):
     assert not [u for u in page.watch.requests if "assets/figures/" in u], "a figure far below was fetched at load"
     box = static_img.bounding_box()
     static_img.scroll_into_view_if_needed()
-    page.wait_for_function(f"(i => i && i.complete && i.naturalWidth > 0)(document.querySelector('{PLOT_CELL} img.cell-figure'))")
+    page.wait_for_function(
+        f"(i => i && i.complete && i.naturalWidth > 0)(document.querySelector('{PLOT_CELL} img.cell-figure'))"
+    )
     assert static_img.get_attribute("src") == stored
     assert static_img.evaluate("i => [i.naturalWidth, i.naturalHeight]") == [921, 547]
     assert round(static_img.bounding_box()["height"]) == round(box["height"])  # loading it moved nothing
@@ -120,7 +128,9 @@ def test_a_matplotlib_cell_draws_a_figure_and_shows_the_download(page):
     # The standby worker did not boot beside the first plotting run (2 cores): only once it had ended.
     run_end = max(t for label, t in marks if label == "run-end")
     assert all(t >= run_end for label, t in marks if label == "standby:worker-init"), marks
-    page.locator(PLOT_CELL).screenshot(path=str(artifact(f"plot-cell-{'file' if page.base.startswith('file') else 'http'}.png")))
+    page.locator(PLOT_CELL).screenshot(
+        path=str(artifact(f"plot-cell-{'file' if page.base.startswith('file') else 'http'}.png"))
+    )
 
 
 def test_stopping_the_first_plotting_run_brings_python_back(page):
@@ -132,12 +142,16 @@ def test_stopping_the_first_plotting_run_brings_python_back(page):
     page.click(f"{PLOT_CELL} [data-action='run']")
     # stopped while it still sets up: its packs loading, or pyplot being imported
     # (python-runtime.js itself arrives only after the click: cells.js loads it then)
-    page.wait_for_function("() => { const p = window.Course && Course.python; const rt = p && p.getRuntime && p.getRuntime();"
-                           " return !!rt && (rt.timings || []).some(([l]) => l === 'optional-start'); }", timeout=120_000)
+    page.wait_for_function(
+        "() => { const p = window.Course && Course.python; const rt = p && p.getRuntime && p.getRuntime();"
+        " return !!rt && (rt.timings || []).some(([l]) => l === 'optional-start'); }",
+        timeout=120_000,
+    )
     assert page.evaluate("Course.python.getRuntime()._spare") is None
     page.click(f"{PLOT_CELL} [data-action='stop']")
-    page.wait_for_function("sel => /已停止/.test(document.querySelector(sel + ' .cell-status').textContent)",
-                           arg=PLOT_CELL, timeout=10_000)
+    page.wait_for_function(
+        "sel => /已停止/.test(document.querySelector(sel + ' .cell-status').textContent)", arg=PLOT_CELL, timeout=10_000
+    )
     assert page.query_selector(f"{PLOT_CELL} img.cell-figure[src^='blob:']") is None
     assert run_cell(page, PLOT_CELL).startswith("完成"), page.text_content(f"{PLOT_CELL} .cell-log")
     live = page.evaluate(PIXELS, page.query_selector(f"{PLOT_CELL} img.cell-figure"))
@@ -152,10 +166,13 @@ def test_stored_figures_show_without_javascript(browser, http_base, file_base):
         page.goto(base + EXPLAINER)
         img = page.locator(f"{PLOT_CELL} img.cell-figure")
         img.scroll_into_view_if_needed()
-        page.wait_for_function(f"(i => i.complete && i.naturalWidth > 0)(document.querySelector('{PLOT_CELL} img.cell-figure'))",
-                               timeout=15_000)
-        assert img.evaluate("i => [i.naturalWidth, i.naturalHeight, new URL(i.currentSrc).pathname.split('/').pop()]") == \
-            [921, 547, img.get_attribute("data-src").split("/")[-1]], base
+        page.wait_for_function(
+            f"(i => i.complete && i.naturalWidth > 0)(document.querySelector('{PLOT_CELL} img.cell-figure'))",
+            timeout=15_000,
+        )
+        assert img.evaluate(
+            "i => [i.naturalWidth, i.naturalHeight, new URL(i.currentSrc).pathname.split('/').pop()]"
+        ) == [921, 547, img.get_attribute("data-src").split("/")[-1]], base
         context.close()
 
 
@@ -180,7 +197,9 @@ def test_show_attention_mounts_the_interactive_heatmap(page):
     assert run_cell(page, "#cell-attention-fn").startswith("完成")  # imports numpy as np for the cells below
     assert run_cell(page, "#cell-single-head").startswith("完成")
     assert run_cell(page, SHOW_CELL).startswith("完成")
-    page.wait_for_function(f"[...document.querySelectorAll('{SHOW_CELL} .cell-widgets .widget')].every(w => w.dataset.ready === 'true')")
+    page.wait_for_function(
+        f"[...document.querySelectorAll('{SHOW_CELL} .cell-widgets .widget')].every(w => w.dataset.ready === 'true')"
+    )
     grid = page.locator(f"{SHOW_CELL} table[role='grid']")
     assert grid.count() == 1
     assert grid.locator("td[role='gridcell']").count() == 36  # 6 tokens × 6
@@ -207,16 +226,23 @@ def cell_pages(request, built_site, http_base, file_base):
 def stored_image_hashes(page, site) -> list[str]:
     """sha256 of the build's figure files the page shows (read from disk: file:// pages cannot fetch them)."""
     import hashlib
-    srcs = page.eval_on_selector_all(".code-cell img.cell-figure", "els => els.map(e => e.dataset.src || e.getAttribute('src'))")
+
+    srcs = page.eval_on_selector_all(
+        ".code-cell img.cell-figure", "els => els.map(e => e.dataset.src || e.getAttribute('src'))"
+    )
     return [hashlib.sha256((site / src).read_bytes()).hexdigest() for src in srcs]
 
 
 def where_the_cells_stand(page) -> str:
     """The bar's status and each cell's, for a failure message (bounded: the page may be the thing that hangs)."""
     from tests.e2e.conftest import evaluate_or_stalled
-    return evaluate_or_stalled(page, """() => JSON.stringify({
+
+    return evaluate_or_stalled(
+        page,
+        """() => JSON.stringify({
         bar: document.querySelector('.cells-bar-status')?.textContent,
-        cells: [...document.querySelectorAll('.code-cell')].map(c => `${c.id}: ${c.querySelector('.cell-status')?.textContent}`)})""")
+        cells: [...document.querySelectorAll('.code-cell')].map(c => `${c.id}: ${c.querySelector('.cell-status')?.textContent}`)})""",
+    )
 
 
 def test_every_cell_of_the_course_prints_and_draws_in_the_browser_what_the_build_stored(browser, cell_pages):
@@ -231,16 +257,20 @@ def test_every_cell_of_the_course_prints_and_draws_in_the_browser_what_the_build
         page.goto(base + name)
         build_logs = page.eval_on_selector_all(".code-cell .cell-log", "els => els.map(e => e.textContent)")
         build_images = stored_image_hashes(page, site)
-        build_widgets = page.eval_on_selector_all(".code-cell .cell-widgets script.widget-data",
-                                                  "els => els.map(e => JSON.parse(e.textContent))")
+        build_widgets = page.eval_on_selector_all(
+            ".code-cell .cell-widgets script.widget-data", "els => els.map(e => JSON.parse(e.textContent))"
+        )
         page.click(".cells-run-all")
         try:
-            page.wait_for_function("/全部运行完成|中断/.test(document.querySelector('.cells-bar-status').textContent)",
-                                   timeout=300_000)
+            page.wait_for_function(
+                "/全部运行完成|中断/.test(document.querySelector('.cells-bar-status').textContent)", timeout=300_000
+            )
         except Exception as err:  # say where the page stood, not just that it timed out
             raise AssertionError(f"{name}: run-all did not finish: {where_the_cells_stand(page)}") from err
         assert page.text_content(".cells-bar-status") == "全部运行完成。", name
-        assert page.eval_on_selector_all(".code-cell .cell-log", "els => els.map(e => e.textContent)") == build_logs, name
+        assert page.eval_on_selector_all(".code-cell .cell-log", "els => els.map(e => e.textContent)") == build_logs, (
+            name
+        )
         assert page.evaluate(SHA256_OF_IMAGES, ".code-cell img.cell-figure") == build_images, name
         live_widgets = page.evaluate("""() => [...document.querySelectorAll('.code-cell .cell-widgets .widget')]
             .map(w => w.querySelector('table[role=grid]') ? 'heatmap' : w.querySelector('ol.bars') ? 'bars' : 'none')""")

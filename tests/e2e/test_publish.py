@@ -1,16 +1,16 @@
 """Publishing, end to end in Chromium: the offline zip opened from disk, the site under a GitHub Pages
 sub-path, and the authoring server's error overlay."""
+
 from __future__ import annotations
 
 import re
-import shutil
 import zipfile
 from pathlib import Path
 
 import pytest
 
-from builder.serve import DevServer
 from builder.model import BuildOptions
+from builder.serve import DevServer
 from builder.zipsite import ZIP_NAME, zip_site
 from tests.conftest import ROOT
 from tests.e2e.conftest import _close_and_check, _open_context, artifact
@@ -48,7 +48,9 @@ def test_offline_zip_works_from_disk(browser, unzipped):
         output = cell.locator('.cell-output[data-origin="browser"] .cell-log')
         page.wait_for_function(
             """(el) => el && el.textContent.trim().length > 0 && !el.querySelector('.cell-error')""",
-            arg=output.element_handle(timeout=RUNTIME_TIMEOUT), timeout=RUNTIME_TIMEOUT)
+            arg=output.element_handle(timeout=RUNTIME_TIMEOUT),
+            timeout=RUNTIME_TIMEOUT,
+        )
         page.wait_for_function("(b) => !b.disabled", arg=run.element_handle(), timeout=RUNTIME_TIMEOUT)
 
         page.locator('a[href^="attention-explained.html"]').first.click()
@@ -101,8 +103,15 @@ def dev_server(tmp_path_factory):
     (content / "site.yml").write_text("series: 测试\ntitle: 测试课程\nplanned: []\n", encoding="utf-8")
     (content / "index.md").write_text("---\ntitle: 首页\nkind: index\n---\n欢迎。\n", encoding="utf-8")
     (content / "a.md").write_text("---\ntitle: 页面 A\n---\n## 第一节\n\n原来的文字 $QK^\\top$。\n", encoding="utf-8")
-    options = BuildOptions(root=ROOT, content_dir=content, theme_dir=ROOT / "theme", out_dir=root / "site",
-                           cache_dir=root / "cache", python_runtime=False, jobs=1)
+    options = BuildOptions(
+        root=ROOT,
+        content_dir=content,
+        theme_dir=ROOT / "theme",
+        out_dir=root / "site",
+        cache_dir=root / "cache",
+        python_runtime=False,
+        jobs=1,
+    )
     server = DevServer(options, port=0, log=lambda text: None, watch_paths=[content]).start()
     server.content = content  # type: ignore[attr-defined]
     yield server
@@ -113,14 +122,16 @@ def dev_server(tmp_path_factory):
 def test_authoring_server_overlay_shows_problems_and_clears_on_fix(browser, dev_server, scheme, width):
     page_md = dev_server.content / "a.md"
     good = page_md.read_text(encoding="utf-8")
-    context, page = _open_context(browser, dev_server.url, viewport={"width": width, "height": 800},
-                                  color_scheme=scheme)
+    context, page = _open_context(
+        browser, dev_server.url, viewport={"width": width, "height": 800}, color_scheme=scheme
+    )
     try:
         page.goto(dev_server.url + "a.html")
         page.wait_for_selector('html[data-live-reload="connected"]', state="attached")
         page.evaluate("window.__marker = 1")  # gone after a reload
-        page_md.write_text(good.replace("原来的文字 $QK^\\top$。", "坏了 $\\frac{a$ <img src=x onerror=alert(1)>"),
-                           encoding="utf-8")
+        page_md.write_text(
+            good.replace("原来的文字 $QK^\\top$。", "坏了 $\\frac{a$ <img src=x onerror=alert(1)>"), encoding="utf-8"
+        )
         overlay = page.locator("#live-build-problems")
         overlay.wait_for()
         text = overlay.inner_text()

@@ -5,10 +5,10 @@ transport is shared by the tests below (each Pyodide boot costs seconds).  Every
 is recorded: nothing may leave the test server / the file:// folder.
 Timings are written to test-artifacts/python-runtime-timings.json.
 """
+
 from __future__ import annotations
 
 import ast
-
 import functools
 import http.server
 import json
@@ -16,23 +16,27 @@ import os
 import re
 import shutil
 import socketserver
-import sys
 import threading
 import time
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT, TEST_CACHE  # noqa: E402
 from builder.bundle import browser_data_prefix  # noqa: E402
-from builder.runtime.wrappers import asset_holding  # noqa: E402
 from builder.runtime import prepare_python_runtime  # noqa: E402
+from builder.runtime.wrappers import asset_holding  # noqa: E402
+from tests.conftest import ROOT, TEST_CACHE  # noqa: E402
 
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("python-runtime")]
 
 SUBPATH = "course/sub"  # the harness lives below a sub-path, like GitHub Pages' /<repo>/
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--no-first-run"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+]
 HARNESS = """<!doctype html>
 <html lang="zh-CN"><head><meta charset="utf-8"><title>Python runtime harness</title>
 <link rel="icon" href="data:,"></head>
@@ -62,8 +66,11 @@ def _chromium() -> str | None:
 
 
 class _Handler(http.server.SimpleHTTPRequestHandler):
-    extensions_map = {**http.server.SimpleHTTPRequestHandler.extensions_map, ".wasm": "application/wasm",
-                      ".js": "text/javascript"}
+    extensions_map = {
+        **http.server.SimpleHTTPRequestHandler.extensions_map,
+        ".wasm": "application/wasm",
+        ".js": "text/javascript",
+    }
 
     def log_message(self, *args):
         pass
@@ -74,8 +81,11 @@ def harness_root(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("pyharness")
     page_dir = root / SUBPATH
     info = prepare_python_runtime(page_dir / "assets" / "python", cache_dir=TEST_CACHE, project_root=ROOT)
-    TIMINGS["bytes"] = {"http": info.http_bytes, "file": info.file_bytes,
-                        "python-runtime.js": (page_dir / "assets" / "python" / "python-runtime.js").stat().st_size}
+    TIMINGS["bytes"] = {
+        "http": info.http_bytes,
+        "file": info.file_bytes,
+        "python-runtime.js": (page_dir / "assets" / "python" / "python-runtime.js").stat().st_size,
+    }
     (page_dir / "index.html").write_text(HARNESS, "utf-8")
     return root
 
@@ -197,16 +207,26 @@ def _main_thread_task_cpu_ms(session, action) -> list[float]:
         while not done:
             session.page.wait_for_timeout(50)
         cdp.detach()
-    main = {(e["pid"], e["tid"]) for e in events
-            if e.get("ph") == "M" and e.get("name") == "thread_name" and e["args"].get("name") == "CrRendererMain"}
+    main = {
+        (e["pid"], e["tid"])
+        for e in events
+        if e.get("ph") == "M" and e.get("name") == "thread_name" and e["args"].get("name") == "CrRendererMain"
+    }
     assert main, "no renderer main thread in the trace"
-    return [e["tdur"] / 1000 for e in events if e.get("ph") == "X" and "tdur" in e and (e["pid"], e["tid"]) in main
-            and e.get("name") in ("ThreadControllerImpl::RunTask", "RunTask")]
+    return [
+        e["tdur"] / 1000
+        for e in events
+        if e.get("ph") == "X"
+        and "tdur" in e
+        and (e["pid"], e["tid"]) in main
+        and e.get("name") in ("ThreadControllerImpl::RunTask", "RunTask")
+    ]
 
 
 def test_huge_output_is_truncated_and_page_stays_responsive(session):
     """A million prints: the output is truncated, and no main-thread task comes near 0.3 s of CPU (a freeze
     would); a heartbeat shows the page kept running its own timers meanwhile."""
+
     def print_a_million_lines():
         session.js("""() => { const rt = Course.python.getRuntime(); window.big = { lines: 0, msgs: 0, beats: 0 };
           const beat = setInterval(() => { big.beats++; }, 20);
@@ -291,7 +311,12 @@ def test_zz_only_local_requests(session):
 
 
 def _runtime_index(py_dir: Path) -> dict:
-    return json.loads((py_dir / "runtime-index.js").read_text("utf-8")[len(browser_data_prefix("python", "index")):].rstrip().rstrip(";"))
+    return json.loads(
+        (py_dir / "runtime-index.js")
+        .read_text("utf-8")[len(browser_data_prefix("python", "index")) :]
+        .rstrip()
+        .rstrip(";")
+    )
 
 
 def corrupt_wrapper(wrapper: Path) -> None:
@@ -345,8 +370,9 @@ def test_without_a_memory_snapshot_python_boots_from_scratch(browser, tmp_path):
     """A build without Node makes no snapshot: the worker then boots CPython, installs the packs and links
     NumPy's libraries itself (slower, same results)."""
     page_dir = tmp_path / SUBPATH
-    prepare_python_runtime(page_dir / "assets" / "python", cache_dir=TEST_CACHE, project_root=ROOT,
-                           memory_snapshot_enabled=False)
+    prepare_python_runtime(
+        page_dir / "assets" / "python", cache_dir=TEST_CACHE, project_root=ROOT, memory_snapshot_enabled=False
+    )
     (page_dir / "index.html").write_text(HARNESS, "utf-8")
     server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), functools.partial(_Handler, directory=str(tmp_path)))
     server.daemon_threads = True
@@ -382,8 +408,10 @@ def test_a_returning_reader_boots_from_the_inflated_bytes_in_cache_storage(brows
     index = _runtime_index(harness_root / SUBPATH / "assets" / "python")
     # what the unpacker inflates: the main wasm and the boot bundle (the stdlib, the snapshot and the packs in one asset)
     bundle = [a["name"] for a in index["assets"] if a.get("parts")]
-    assert len(bundle) == 1 and {p["name"] for p in asset_holding(index, bundle[0])["parts"]} == \
-        {"python_stdlib.zip", index["snapshot"]["name"]} | {p["name"] for p in index["packs"]}
+    assert len(bundle) == 1 and {p["name"] for p in asset_holding(index, bundle[0])["parts"]} == {
+        "python_stdlib.zip",
+        index["snapshot"]["name"],
+    } | {p["name"] for p in index["packs"]}
     unpacked = ["pyodide.asm.wasm", *bundle]
     sha = {a["name"]: a["sha256"] for a in index["assets"]}
     py_url = base + "assets/python/"
@@ -397,8 +425,11 @@ def test_a_returning_reader_boots_from_the_inflated_bytes_in_cache_storage(brows
         page = context.new_page()
         page.set_default_timeout(60_000)
         page.goto(base + "index.html")
-        page.evaluate("""async (keys) => { const cache = await caches.open("course-python-inflated");
-          for (const k of keys) await cache.put(k, new Response("stale")); }""", [stale, other_site])
+        page.evaluate(
+            """async (keys) => { const cache = await caches.open("course-python-inflated");
+          for (const k of keys) await cache.put(k, new Response("stale")); }""",
+            [stale, other_site],
+        )
         first = page.evaluate(FIRST_RESULT)
         deadline = time.monotonic() + 30  # stored once Python is up, in the background
         while True:
@@ -406,9 +437,11 @@ def test_a_returning_reader_boots_from_the_inflated_bytes_in_cache_storage(brows
             if all(k in keys for k in expected) and stale not in keys or time.monotonic() > deadline:
                 break
             page.wait_for_timeout(200)
-        sizes = page.evaluate("""async (keys) => { const cache = await caches.open("course-python-inflated");
+        sizes = page.evaluate(
+            """async (keys) => { const cache = await caches.open("course-python-inflated");
           return Promise.all(keys.map(async (k) => (await (await cache.match(k)).arrayBuffer()).byteLength)); }""",
-                              expected)
+            expected,
+        )
         page.close()
         first_visit = list(requests)
         requests.clear()

@@ -2,6 +2,7 @@
 against attention_core at slider positions the test moves to (keyboard and pointer), the real queries and keys of
 qk-vectors (keys stay put across the query heads that share them), the KV-cache calculator against hand sums,
 and the page at 390 px."""
+
 from __future__ import annotations
 
 import json
@@ -22,8 +23,10 @@ def embedded(page, name: str) -> dict:
 
 def score_cells(root) -> list[list[str]]:
     n = len(PLANE_TOKENS)
-    return [[root.locator(f'.qkv-scores td[data-row="{i}"][data-col="{j}"]').inner_text() for j in range(n)]
-            for i in range(n)]
+    return [
+        [root.locator(f'.qkv-scores td[data-row="{i}"][data-col="{j}"]').inner_text() for j in range(n)]
+        for i in range(n)
+    ]
 
 
 def expected_cells(state) -> list[list[str]]:
@@ -35,7 +38,9 @@ def test_qkv_projection_follows_the_sliders_with_attention_cores_numbers(page):
     data = embedded(page, "qkv-projection")
     start = projection_state(PLANE_X, data["angle_q"], data["scale_q"], data["angle_k"], data["scale_k"])
     # the live view starts where the build's reference (the static fallback) is, and both are attention_core's
-    assert score_cells(root) == expected_cells(start) == [[fixed(s) for s in row] for row in data["reference"]["scores"]]
+    assert (
+        score_cells(root) == expected_cells(start) == [[fixed(s) for s in row] for row in data["reference"]["scores"]]
+    )
     query = data["query"]
     assert root.locator(".bars .bar-value").all_inner_texts() == pct_row(start.weights[query])
 

@@ -1,6 +1,7 @@
 """The runtime's one transport (builder/runtime/wrappers.py, theme/js/python/transport.js) on the real course page:
 a corrupted wrapper script fails the load loudly — the reader sees the file and the sha256 mismatch in the cell
 and the page's status bar, over http and file:// — instead of running other bytes or hanging."""
+
 from __future__ import annotations
 
 import json
@@ -25,7 +26,7 @@ def test_a_corrupted_wrapper_is_reported_to_the_reader(browser, built_site, tmp_
     shutil.copytree(built_site, site)
     py_dir = site / "assets" / "python"
     text = (py_dir / "runtime-index.js").read_text("utf-8")
-    index = json.loads(text[len(browser_data_prefix("python", "index")):].rstrip().rstrip(";"))
+    index = json.loads(text[len(browser_data_prefix("python", "index")) :].rstrip().rstrip(";"))
     name = index["snapshot"]["name"] if victim == "snapshot" else victim
     entry = asset_holding(index, name)  # the snapshot ships in the boot bundle
     corrupt_wrapper(py_dir / entry["wrappers"][-1])  # the last chunk: the whole payload loads, then fails its hash
@@ -39,8 +40,11 @@ def test_a_corrupted_wrapper_is_reported_to_the_reader(browser, built_site, tmp_
         cell = ".code-cell"
         page.click(f"{cell} [data-action='run']")
         # fails within the load, well before any test timeout: never a hang
-        page.wait_for_function("(sel) => /无法运行/.test(document.querySelector(sel + ' .cell-status').textContent)",
-                               arg=cell, timeout=60_000)
+        page.wait_for_function(
+            "(sel) => /无法运行/.test(document.querySelector(sel + ' .cell-status').textContent)",
+            arg=cell,
+            timeout=60_000,
+        )
         status = page.text_content(f"{cell} .cell-status")
         bar = page.text_content(".cells-bar-status")
         stop_hidden = page.eval_on_selector(f"{cell} [data-action='stop']", "b => b.hidden || b.disabled")

@@ -1,5 +1,6 @@
 """Two tabs editing the same cell (theme/js/cells/tabs.js): the storage event tells the other tab, which offers
 to take that version or keep its own — no edit is lost silently, over http and file://."""
+
 from __future__ import annotations
 
 import pytest

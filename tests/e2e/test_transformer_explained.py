@@ -2,6 +2,7 @@
 by button, click and keyboard, announcing each stage's shapes as the build computed them; the `generation-tree`
 widget appends the tokens the reader, greedy decoding and sampling pick, shows the next real distribution (checked
 against builder.real_model here), loads its tree only on first interaction, and says so when a pick leaves it."""
+
 from __future__ import annotations
 
 import pytest
@@ -9,8 +10,8 @@ import pytest
 from builder import real_model
 from builder.model import BuildOptions
 from builder.widgets import generation_tree
-from builder.widgets.generation_tree import with_tail
 from builder.widgets.fallback import percent_row
+from builder.widgets.generation_tree import with_tail
 from tests.conftest import ROOT, TEST_CACHE
 
 pytestmark = pytest.mark.e2e
@@ -20,8 +21,14 @@ OPTIONS = BuildOptions(root=ROOT, cache_dir=TEST_CACHE, python_runtime=False)
 
 
 def tree(prompt: str) -> real_model.ContinuationTree:
-    return real_model.continuation_tree(OPTIONS, prompt, top=generation_tree.TOP, branching=generation_tree.BRANCHING,
-                                        depth=7, temperatures=generation_tree.TEMPERATURES)  # cached by the site build
+    return real_model.continuation_tree(
+        OPTIONS,
+        prompt,
+        top=generation_tree.TOP,
+        branching=generation_tree.BRANCHING,
+        depth=7,
+        temperatures=generation_tree.TEMPERATURES,
+    )  # cached by the site build
 
 
 def shown(node: real_model.ContinuationNode, temperature: int) -> list[str]:

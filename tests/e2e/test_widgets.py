@@ -1,5 +1,6 @@
 """The five widgets in Chromium over http and file://: mouse, touch and keyboard-only use, numbers checked
 against values this test computes itself with attention_core, 390 px layout, dark mode screenshots."""
+
 from __future__ import annotations
 
 import math
@@ -25,7 +26,7 @@ def pct_row(ws) -> list[str]:
     ws = [float(w) for w in ws]
     shown = [math.floor(w * 100) for w in ws]
     by_remainder = sorted(range(len(ws)), key=lambda j: (shown[j] - ws[j] * 100, j))
-    for j in by_remainder[:round(sum(ws) * 100) - sum(shown)]:
+    for j in by_remainder[: round(sum(ws) * 100) - sum(shown)]:
         shown[j] += 1
     return [f"{x}%" for x in shown]
 
@@ -38,8 +39,9 @@ def fixed(x: float, decimals: int = 2) -> str:
 def single_head(example_id: str, causal: bool | None = None):
     ex = get_example(example_id)
     use_mask = ex.causal if causal is None else causal
-    return ex, *scaled_dot_product_attention(ex.X @ ex.W_Q, ex.X @ ex.W_K, ex.X @ ex.W_V,
-                                             mask=causal_mask(ex.length) if use_mask else None)
+    return ex, *scaled_dot_product_attention(
+        ex.X @ ex.W_Q, ex.X @ ex.W_K, ex.X @ ex.W_V, mask=causal_mask(ex.length) if use_mask else None
+    )
 
 
 def open_widget(page, url: str, name: str):
@@ -188,7 +190,9 @@ def test_temperature_slider_updates_while_dragging_and_by_keyboard(page):
     assert "均匀" in root.locator(".temp-verdict").inner_text()
     page.keyboard.press("Home")
     cold = softmax(ex.scores, temperature=0.2)
-    assert value.inner_text() == "T = 0.2" and root.locator(".temp-max").inner_text() == pct_row(cold)[int(cold.argmax())]
+    assert (
+        value.inner_text() == "T = 0.2" and root.locator(".temp-max").inner_text() == pct_row(cold)[int(cold.argmax())]
+    )
     assert "集中" in root.locator(".temp-verdict").inner_text()
 
     # Dragging: the bars follow the thumb before the mouse button is released.
@@ -208,8 +212,9 @@ def test_temperature_slider_updates_while_dragging_and_by_keyboard(page):
 def test_multi_head_row_highlight_in_every_head(page):
     root = open_widget(page, MODULE, "multi-head")
     ex = get_example("multi-head")
-    _, weights = multi_head_attention(ex.X, ex.W_Q, ex.W_K, ex.W_V, ex.W_O, ex.num_heads,
-                                      mask=causal_mask(ex.length) if ex.causal else None)
+    _, weights = multi_head_attention(
+        ex.X, ex.W_Q, ex.W_K, ex.W_V, ex.W_O, ex.num_heads, mask=causal_mask(ex.length) if ex.causal else None
+    )
     captions = root.locator(".mh-head figcaption").all_inner_texts()
     assert [c.replace("\n", "") for c in captions] == [f"头 {h}{label}" for h, label in enumerate(ex.head_labels)]
     tables = root.locator("table")

@@ -8,6 +8,7 @@ The tests are one xdist group so that `--dist loadgroup` would keep them in one 
 pytest 9.2 + pytest-xdist 3.8.0 group marks are ignored (xdist sets `item._nodeid`, which pytest 9's
 `nodeid` no longer reads), so today each of the two workers loads the model once.
 """
+
 from __future__ import annotations
 
 import sys

@@ -1,14 +1,15 @@
 """SwiGLU gates of the real SmolLM2-135M: `llama.ffn_gates` recomputed from the forward pass's own residual stream,
 the FFN width read from the GGUF metadata, and the statistics the `ffn-gate` widget shows."""
+
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
 from attention_core.activations import silu
+from attention_core.core import causal_mask
 from attention_core.models.gguf_reader import read_metadata
 from attention_core.models.llama import ffn_gates, forward, grouped_query_attention, rms_norm, rope_cos_sin
-from attention_core.core import causal_mask
 from tests.models.conftest import GROUP
 
 pytestmark = GROUP
@@ -34,8 +35,12 @@ def test_gates_are_what_the_forward_pass_feeds_silu(smollm2) -> None:
     for l in (0, 11, cfg.n_layers - 1):
         layer = weights.layers[l]
         x = residuals[l]
-        x = x + grouped_query_attention(rms_norm(x, layer.attn_norm, cfg.rms_eps), layer, cfg, cos, sin,
-                                        causal_mask(len(ids)))[0]
+        x = (
+            x
+            + grouped_query_attention(
+                rms_norm(x, layer.attn_norm, cfg.rms_eps), layer, cfg, cos, sin, causal_mask(len(ids))
+            )[0]
+        )
         expected = rms_norm(x, layer.ffn_norm, cfg.rms_eps) @ layer.w_gate.T
         np.testing.assert_allclose(gates[l], expected, rtol=0, atol=1e-5)
         # and the block's output is the residual after it: x + down(silu(gate) ⊙ up)
@@ -54,8 +59,9 @@ def test_gate_stats_count_what_they_say(smollm2) -> None:
     assert len(stats.tokens) == gates.shape[1]
     for l in (0, 12, 29):
         assert stats.negative[l] == pytest.approx(float((gates[l] < 0).mean()), abs=1e-12)
-        assert stats.near_zero[l] == pytest.approx(float((np.abs(silu(gates[l])) < stats.near_zero_limit).mean()),
-                                                   abs=1e-12)
+        assert stats.near_zero[l] == pytest.approx(
+            float((np.abs(silu(gates[l])) < stats.near_zero_limit).mean()), abs=1e-12
+        )
         assert sum(stats.histogram[l]) == gates.shape[1] * 1536  # every gate value is in exactly one bin
         lo, hi, count = stats.bins
         below_zero_bins = int(round((0 - lo) / ((hi - lo) / count)))  # bins left of 0 hold exactly the negatives

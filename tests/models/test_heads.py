@@ -1,11 +1,11 @@
 """attention_core.models.heads: the head-gallery scores, on hand-made patterns and on the real model."""
+
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from attention_core.models.heads import (DEFAULT_TEXT, HeadScores, pattern_scores, repeated_random_tokens,
-                                         score_heads)
+from attention_core.models.heads import DEFAULT_TEXT, HeadScores, pattern_scores, repeated_random_tokens, score_heads
 from tests.models.conftest import GROUP
 
 pytestmark = GROUP
@@ -42,8 +42,12 @@ def test_repeated_random_tokens() -> None:
 
 def test_best_orders_heads() -> None:
     z = np.zeros((2, 3), np.float32)
-    s = HeadScores(previous_token=np.array([[0.1, 0.9, 0.2], [0.5, 0.0, 0.3]], np.float32),
-                   first_token=z, self_token=z, induction=z)
+    s = HeadScores(
+        previous_token=np.array([[0.1, 0.9, 0.2], [0.5, 0.0, 0.3]], np.float32),
+        first_token=z,
+        self_token=z,
+        induction=z,
+    )
     assert [(layer, head) for layer, head, _ in s.best("previous_token", 3)] == [(0, 1), (1, 0), (1, 2)]
     with pytest.raises(KeyError):
         s.best("nonsense")

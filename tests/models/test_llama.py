@@ -6,6 +6,7 @@ Q/K row permutation itself and uses rotate-half RoPE, while ours keeps the permu
 adjacent pairs, so the RoPE-layout reasoning is under test too.  Measured max abs differences when it was
 written: logits 5.7e-5, attention weights 4.0e-6.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -16,9 +17,11 @@ from tests.models.conftest import GROUP
 
 pytestmark = GROUP
 
-PARAGRAPH = ("The sun rose slowly over the quiet village. Farmers walked to their fields, children ran to school, "
-             "and the baker opened his shop. By noon the streets were busy with people buying bread, fruit and "
-             "vegetables at the market.")
+PARAGRAPH = (
+    "The sun rose slowly over the quiet village. Farmers walked to their fields, children ran to school, "
+    "and the baker opened his shop. By noon the streets were busy with people buying bread, fruit and "
+    "vegetables at the market."
+)
 TIRED = "The animal didn't cross the street because it was tired"
 WIDE = "The animal didn't cross the street because it was too wide"
 
@@ -34,10 +37,22 @@ def test_config_comes_from_the_metadata(smollm2, smollm2_path) -> None:
     meta = read_metadata(smollm2_path)
     c = smollm2.config
     assert (c.n_layers, c.d_model, c.n_heads, c.n_kv_heads, c.d_ffn, c.vocab_size) == (
-        meta["llama.block_count"], meta["llama.embedding_length"], meta["llama.attention.head_count"],
-        meta["llama.attention.head_count_kv"], meta["llama.feed_forward_length"], meta["llama.vocab_size"])
+        meta["llama.block_count"],
+        meta["llama.embedding_length"],
+        meta["llama.attention.head_count"],
+        meta["llama.attention.head_count_kv"],
+        meta["llama.feed_forward_length"],
+        meta["llama.vocab_size"],
+    )
     assert (c.n_layers, c.d_model, c.n_heads, c.n_kv_heads, c.head_dim, c.d_ffn, c.vocab_size) == (
-        30, 576, 9, 3, 64, 1536, 49152)  # SmolLM2-135M's model card
+        30,
+        576,
+        9,
+        3,
+        64,
+        1536,
+        49152,
+    )  # SmolLM2-135M's model card
     assert c.group_size == 3 and c.rope_theta == 100000.0 and c.rope_dim == 64
     assert c.rms_eps == pytest.approx(1e-5) and c.tied_embeddings
 

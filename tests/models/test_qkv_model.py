@@ -1,6 +1,7 @@
 """The real-model facts of content/qkv-explained.md: SmolLM2-135M's sizes read from its GGUF metadata and the KV
 cache per token by hand, the queries and keys of `layer_queries_keys` reproducing the forward pass's attention,
 the qk-vectors widget's weights being the model's own, and bad options of both widgets reported at their line."""
+
 from __future__ import annotations
 
 import json
@@ -89,15 +90,23 @@ def test_the_qk_vectors_weights_are_the_models_attention() -> None:
     assert "it" in html and "分数" in html
 
 
-@pytest.mark.parametrize("kind, body, line, message", [
-    ("qk-vectors", "layer: 40\n", 2, "option 'layer' must be between 0 and 29"),
-    ("qk-vectors", "kv_head: 3\n", 2, "option 'kv_head' must be between 0 and 2"),
-    ("qk-vectors", "kv_head: 0\nhead: 5\n", 3, "option 'head' must be one of the query heads that use key head 0 (0, 1, 2)"),
-    ("qk-vectors", "query: zebra\n", 2, "option 'query': 'zebra' is not a token"),
-    ("qk-vectors", "sentence: nope\n", 2, "option 'sentence': unknown sentence id 'nope'"),
-    ("kv-cache", "model: GPT-5\n", 2, "option 'model' must be one of SmolLM2-135M, Llama-2-7B, Llama-3-8B"),
-    ("kv-cache", "dtype: fp64\n", 2, "option 'dtype' must be one of float32, float16, int8"),
-])
+@pytest.mark.parametrize(
+    "kind, body, line, message",
+    [
+        ("qk-vectors", "layer: 40\n", 2, "option 'layer' must be between 0 and 29"),
+        ("qk-vectors", "kv_head: 3\n", 2, "option 'kv_head' must be between 0 and 2"),
+        (
+            "qk-vectors",
+            "kv_head: 0\nhead: 5\n",
+            3,
+            "option 'head' must be one of the query heads that use key head 0 (0, 1, 2)",
+        ),
+        ("qk-vectors", "query: zebra\n", 2, "option 'query': 'zebra' is not a token"),
+        ("qk-vectors", "sentence: nope\n", 2, "option 'sentence': unknown sentence id 'nope'"),
+        ("kv-cache", "model: GPT-5\n", 2, "option 'model' must be one of SmolLM2-135M, Llama-2-7B, Llama-3-8B"),
+        ("kv-cache", "dtype: fp64\n", 2, "option 'dtype' must be one of float32, float16, int8"),
+    ],
+)
 def test_bad_options_are_reported_at_their_line(kind: str, body: str, line: int, message: str) -> None:
     _, _, problems = widget(kind, body)
     assert len(problems) == 1, problems

@@ -6,6 +6,7 @@ same GGUF tokens/merges to a `tokenizers` object) in tests/fixtures/smollm2/make
 golden.npz (`tokenizer_*`, plus the ids of the two golden sentences).  Nothing here is copied from our
 own output.
 """
+
 from __future__ import annotations
 
 import subprocess
@@ -20,7 +21,7 @@ pytestmark = GROUP
 
 def _cases(golden):
     off, flat = golden["tokenizer_offsets"], golden["tokenizer_ids"]
-    cases = [(str(t), flat[off[i]:off[i + 1]].tolist()) for i, t in enumerate(golden["tokenizer_sentences"])]
+    cases = [(str(t), flat[off[i] : off[i + 1]].tolist()) for i, t in enumerate(golden["tokenizer_sentences"])]
     cases += [(str(t), golden[f"s{i}_ids"].tolist()) for i, t in enumerate(golden["sentences"])]
     return cases
 
@@ -68,8 +69,12 @@ def test_bos_and_special_tokens_follow_the_metadata(smollm2, smollm2_path) -> No
     assert tk.encode("<|im_start|>user<|im_end|>") == [1, 4093, 2]  # control tokens are matched whole
     assert len(tk.special_ids) == 17 and tk.vocab_size == 49152
     tokens = tk.tokenize("it was too wide")
-    assert [(t.text, t.start, t.end) for t in tokens] == [("it", 0, 2), (" was", 2, 6), (" too", 6, 10),
-                                                         (" wide", 10, 15)]
+    assert [(t.text, t.start, t.end) for t in tokens] == [
+        ("it", 0, 2),
+        (" was", 2, 6),
+        (" too", 6, 10),
+        (" wide", 10, 15),
+    ]
 
 
 def test_tiny_vocabulary_with_bos() -> None:
@@ -78,8 +83,9 @@ def test_tiny_vocabulary_with_bos() -> None:
 
     alphabet = list(dict.fromkeys(_bytes_to_unicode().values()))
     tokens = ["<s>", *alphabet, "he", "ll", "hell", "Ġw"]
-    tk = GGUFTokenizer(tokens, ["h e", "l l", "he ll", "Ġ w"], [3] + [1] * (len(tokens) - 1),
-                       pre="gpt2", bos_id=0, add_bos=True)
+    tk = GGUFTokenizer(
+        tokens, ["h e", "l l", "he ll", "Ġ w"], [3] + [1] * (len(tokens) - 1), pre="gpt2", bos_id=0, add_bos=True
+    )
     ids = tk.encode("hello wo")
     assert [tokens[i] for i in ids] == ["<s>", "hell", "o", "Ġw", "o"]
     assert tk.token_strings(ids) == ["<s>", "hell", "o", " w", "o"]
@@ -88,8 +94,10 @@ def test_tiny_vocabulary_with_bos() -> None:
 
 
 def test_import_attention_core_loads_neither_gguf_nor_tokenizers() -> None:
-    code = ("import sys, attention_core, attention_core.models, attention_core.models.heads; "
-            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('gguf', 'tokenizers', 'torch')))")
+    code = (
+        "import sys, attention_core, attention_core.models, attention_core.models.heads; "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('gguf', 'tokenizers', 'torch')))"
+    )
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
 

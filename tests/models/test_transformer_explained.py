@@ -2,6 +2,7 @@
 really produces (the pieces of attention_core/models/llama.py run on the real weights), the model's sizes are the
 ones SmolLM2-135M is published with, the `generation-tree` distributions are what a direct forward pass gives for
 every path, the claims the page's prose makes about them hold, and bad options are reported at their line."""
+
 from __future__ import annotations
 
 import json
@@ -11,8 +12,8 @@ import re
 import numpy as np
 import pytest
 
-from attention_core.models.llama import forward, grouped_query_attention, rms_norm, rope_cos_sin, silu
 from attention_core.core import causal_mask
+from attention_core.models.llama import forward, grouped_query_attention, rms_norm, rope_cos_sin, silu
 from builder import real_model
 from builder.model import BuildOptions
 from builder.widgets import generation_tree, transformer_flow
@@ -35,8 +36,15 @@ def test_the_sizes_are_smollm2_135m_as_published() -> None:
     # HuggingFaceTB/SmolLM2-135M config.json: num_hidden_layers 30, hidden_size 576, num_attention_heads 9,
     # num_key_value_heads 3, intermediate_size 1536, vocab_size 49152 (head_dim = 576 / 9 = 64)
     s = real_model.model_shape(OPTIONS)
-    assert (s.n_layers, s.d_model, s.n_heads, s.n_kv_heads, s.head_dim, s.d_ffn, s.vocab_size) \
-        == (30, 576, 9, 3, 64, 1536, 49152)
+    assert (s.n_layers, s.d_model, s.n_heads, s.n_kv_heads, s.head_dim, s.d_ffn, s.vocab_size) == (
+        30,
+        576,
+        9,
+        3,
+        64,
+        1536,
+        49152,
+    )
 
 
 def test_every_stage_has_the_shape_of_the_array_the_model_computes(smollm2) -> None:
@@ -60,10 +68,22 @@ def test_every_stage_has_the_shape_of_the_array_the_model_computes(smollm2) -> N
     down = hidden @ layer.w_down.T
     result = forward(w, ids, return_residuals=True)
     assert np.allclose(x1 + down, result.residuals[1], atol=1e-5)  # the pieces above are block 0 of the forward pass
-    real = {"tokens": [np.asarray(ids)], "embed": [w.token_embedding, x], "norm1": [n1], "qkv": [q, k, v],
-            "scores": [weights], "mix": [heads, attn_out], "add1": [x1], "norm2": [n2], "ffn_up": [hidden],
-            "ffn_down": [down], "add2": [x1 + down], "stack": [result.residuals[-1]], "head": [result.logits],
-            "probs": [result.next_token_probs()]}
+    real = {
+        "tokens": [np.asarray(ids)],
+        "embed": [w.token_embedding, x],
+        "norm1": [n1],
+        "qkv": [q, k, v],
+        "scores": [weights],
+        "mix": [heads, attn_out],
+        "add1": [x1],
+        "norm2": [n2],
+        "ffn_up": [hidden],
+        "ffn_down": [down],
+        "add2": [x1 + down],
+        "stack": [result.residuals[-1]],
+        "head": [result.logits],
+        "probs": [result.next_token_probs()],
+    }
     assert {k: [list(a.shape) for a in arrays] for k, arrays in real.items()} == stages
     # the last stage names the real top predictions, as whole percents of the real probabilities
     probs = result.next_token_probs()
@@ -72,7 +92,7 @@ def test_every_stage_has_the_shape_of_the_array_the_model_computes(smollm2) -> N
     assert f"「␣Paris」{math.floor(probs[best] * 100 + 0.5)}%" in html.rsplit("tf-explain-cell", 1)[1]
     assert smollm2.tokenizer.token_strings([best]) == [" Paris"]
     # the static table shows every stage with its shape
-    assert html.count("<tr><th scope=\"row\">") == len(stages) and "5 × 49152" in html
+    assert html.count('<tr><th scope="row">') == len(stages) and "5 × 49152" in html
 
 
 def test_temperature_probs_by_hand() -> None:
@@ -83,9 +103,14 @@ def test_temperature_probs_by_hand() -> None:
 
 
 def test_the_tree_is_what_a_direct_forward_pass_gives_on_every_path(smollm2) -> None:
-    tree = real_model.continuation_tree(OPTIONS, "The capital of France is", top=generation_tree.TOP,
-                                        branching=generation_tree.BRANCHING, depth=7,
-                                        temperatures=generation_tree.TEMPERATURES)
+    tree = real_model.continuation_tree(
+        OPTIONS,
+        "The capital of France is",
+        top=generation_tree.TOP,
+        branching=generation_tree.BRANCHING,
+        depth=7,
+        temperatures=generation_tree.TEMPERATURES,
+    )
     # 1 root, 5 children, 5·3, 5·3·2, then 30 greedy nodes at each of depths 4 … 7
     assert len(tree.nodes) == 1 + 5 + 15 + 30 * 5 == tree.forward_passes
     t1 = tree.temperatures.index(1.0)
@@ -108,14 +133,24 @@ def test_the_tree_is_what_a_direct_forward_pass_gives_on_every_path(smollm2) -> 
 
 def test_the_page_embeds_first_steps_and_loads_the_tree_and_the_prose_holds() -> None:
     data, files, html = widget("generation-tree", "prompts: [capital, story]\n")
-    (path, script), = files.items()
+    ((path, script),) = files.items()
     assert path == data["data"] and path.startswith("assets/model/generation-")
     full = json.loads(script.decode().split(f"d{data['key']}=", 1)[1].rstrip(";\n"))
     for p in data["prompts"]:
         nodes = full[p["id"]]["nodes"]
         assert nodes[0] == p["root"] and len(nodes) == p["nodes"]
-        assert set(p) == {"id", "title", "text", "tokens", "root", "strings", "greedy", "greedy_tokens", "nodes",
-                          "passes"}  # of the tree, only the first step is in the page
+        assert set(p) == {
+            "id",
+            "title",
+            "text",
+            "tokens",
+            "root",
+            "strings",
+            "greedy",
+            "greedy_tokens",
+            "nodes",
+            "passes",
+        }  # of the tree, only the first step is in the page
         assert set(p["strings"]) == {str(i) for i in p["root"]["t"]}
     capital, story = data["prompts"]
     words = lambda p: [p["strings"][str(i)] for i in p["root"]["t"]]  # noqa: E731
@@ -128,20 +163,43 @@ def test_the_page_embeds_first_steps_and_loads_the_tree_and_the_prose_holds() ->
     assert capital["greedy"].startswith(" Paris") and capital["greedy_tokens"] == data["depth"] + 1
 
 
-@pytest.mark.parametrize("kind, body, message", [
-    ("transformer-flow", "sentence: ''\nstage: nowhere\n",
-     "content/test.md:2: option 'sentence' must be a non-empty English sentence, got '' [widget]"),
-    ("transformer-flow", "stage: nowhere\n",
-     "content/test.md:2: option 'stage' must be one of " + ", ".join(transformer_flow.STAGE_IDS) + "; got 'nowhere' [widget]"),
-    ("generation-tree", "prompts: [capital, nope]\n",
-     "content/test.md:2: option 'prompts': unknown prompt 'nope' (known ids: capital, story; or give {text: …, title: …}) [widget]"),
-    ("generation-tree", "temperature: 0.7\n",
-     "content/test.md:2: option 'temperature' must be one of the widget's temperatures 0.5, 1, 2; got 0.7 [widget]"),
-    ("generation-tree", "depth: 40\n",
-     "content/test.md:2: option 'depth' must be between 1 and 10, got 40 [widget]"),
-    ("generation-tree", "prompts:\n  - capital\n  - {text: ''}\n",
-     "content/test.md:4: option 'prompts': unknown prompt {'text': ''} (known ids: capital, story; or give {text: …, title: …}) [widget]"),
-])
+@pytest.mark.parametrize(
+    "kind, body, message",
+    [
+        (
+            "transformer-flow",
+            "sentence: ''\nstage: nowhere\n",
+            "content/test.md:2: option 'sentence' must be a non-empty English sentence, got '' [widget]",
+        ),
+        (
+            "transformer-flow",
+            "stage: nowhere\n",
+            "content/test.md:2: option 'stage' must be one of "
+            + ", ".join(transformer_flow.STAGE_IDS)
+            + "; got 'nowhere' [widget]",
+        ),
+        (
+            "generation-tree",
+            "prompts: [capital, nope]\n",
+            "content/test.md:2: option 'prompts': unknown prompt 'nope' (known ids: capital, story; or give {text: …, title: …}) [widget]",
+        ),
+        (
+            "generation-tree",
+            "temperature: 0.7\n",
+            "content/test.md:2: option 'temperature' must be one of the widget's temperatures 0.5, 1, 2; got 0.7 [widget]",
+        ),
+        (
+            "generation-tree",
+            "depth: 40\n",
+            "content/test.md:2: option 'depth' must be between 1 and 10, got 40 [widget]",
+        ),
+        (
+            "generation-tree",
+            "prompts:\n  - capital\n  - {text: ''}\n",
+            "content/test.md:4: option 'prompts': unknown prompt {'text': ''} (known ids: capital, story; or give {text: …, title: …}) [widget]",
+        ),
+    ],
+)
 def test_bad_options_are_reported_at_their_line(kind: str, body: str, message: str) -> None:
     html, problems, _ = render_page(f"```{{widget}} {kind}\n{body}```\n", cache_dir=TEST_CACHE)
     assert message in problems and "widget-data" not in html
@@ -149,7 +207,10 @@ def test_bad_options_are_reported_at_their_line(kind: str, body: str, message: s
 
 def test_a_prompt_too_long_for_the_tree_is_reported_at_its_line() -> None:
     text = "word " * 45
-    html, problems, _ = render_page(f"```{{widget}} generation-tree\nprompts:\n  - {{text: '{text}'}}\n```\n",
-                                    cache_dir=TEST_CACHE)
+    html, problems, _ = render_page(
+        f"```{{widget}} generation-tree\nprompts:\n  - {{text: '{text}'}}\n```\n", cache_dir=TEST_CACHE
+    )
     # 46 tokens: "word" and 44 × " word" and the trailing " " (the tokenizer's own count)
-    assert problems == ["content/test.md:3: prompt custom-1: the prompt has 46 tokens; with 7 more it passes 48 [widget]"]
+    assert problems == [
+        "content/test.md:3: prompt custom-1: the prompt has 46 tokens; with 7 more it passes 48 [widget]"
+    ]

@@ -1,4 +1,5 @@
 """Functions for tests/unit/test_page_pool.py that a spawned worker process must be able to import."""
+
 import threading
 import time
 

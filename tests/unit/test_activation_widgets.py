@@ -1,5 +1,6 @@
 """The activation explainer's widgets without a browser: `activation-plot` and `linear-collapse` data against
 attention_core.activations, their facts for ``{data}`…` `` quotes, fallbacks, and bad options as path:line errors."""
+
 from __future__ import annotations
 
 import json
@@ -57,21 +58,36 @@ def test_activation_plot_fallback_shows_the_reference_table() -> None:
     html, problems = render_snippet("```{widget} activation-plot\nfunctions: [relu]\n```\n")
     assert problems == []
     # ReLU at the first reference x (−3): f = 0, f′ = 0; at 3: f = 3, f′ = 1
-    assert "<th scope=\"col\">ReLU</th>" in html
-    assert "<tr><th scope=\"row\">−3.0</th><td>0.000</td></tr>" in html
-    assert "<tr><th scope=\"row\">3.0</th><td>1.000</td></tr>" in html
+    assert '<th scope="col">ReLU</th>' in html
+    assert '<tr><th scope="row">−3.0</th><td>0.000</td></tr>' in html
+    assert '<tr><th scope="row">3.0</th><td>1.000</td></tr>' in html
 
 
-@pytest.mark.parametrize(("body", "message"), [
-    ("functions: [relu, swishy]\n", "content/test.md:2: option 'functions': unknown value 'swishy' (known: sigmoid, tanh, "
-                                    "relu, gelu, gelu_tanh, silu) [widget]"),
-    ("functions:\n  - relu\n  - gelu\n  - relu\n", "content/test.md:5: option 'functions' lists 'relu' twice [widget]"),
-    ("functions: []\n", "content/test.md:2: option 'functions' must be a non-empty list of: sigmoid, tanh, relu, gelu, "
-                        "gelu_tanh, silu [widget]"),
-    ("x: 9\n", "content/test.md:2: option 'x' must be between -4 and 4, got 9 [widget]"),
-    ("x: 0.005\n", "content/test.md:2: option 'x' (0.005) must be a multiple of 0.01 [widget]"),
-    ("colour: red\n", "content/test.md:2: unknown option 'colour' for widget 'activation-plot' (allowed: functions, x) [widget]"),
-])
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (
+            "functions: [relu, swishy]\n",
+            "content/test.md:2: option 'functions': unknown value 'swishy' (known: sigmoid, tanh, "
+            "relu, gelu, gelu_tanh, silu) [widget]",
+        ),
+        (
+            "functions:\n  - relu\n  - gelu\n  - relu\n",
+            "content/test.md:5: option 'functions' lists 'relu' twice [widget]",
+        ),
+        (
+            "functions: []\n",
+            "content/test.md:2: option 'functions' must be a non-empty list of: sigmoid, tanh, relu, gelu, "
+            "gelu_tanh, silu [widget]",
+        ),
+        ("x: 9\n", "content/test.md:2: option 'x' must be between -4 and 4, got 9 [widget]"),
+        ("x: 0.005\n", "content/test.md:2: option 'x' (0.005) must be a multiple of 0.01 [widget]"),
+        (
+            "colour: red\n",
+            "content/test.md:2: unknown option 'colour' for widget 'activation-plot' (allowed: functions, x) [widget]",
+        ),
+    ],
+)
 def test_activation_plot_bad_options_name_their_line(body: str, message: str) -> None:
     _, problems = render_snippet(f"```{{widget}} activation-plot\n{body}```\n")
     assert problems == [message]
@@ -97,12 +113,15 @@ def test_linear_collapse_bad_option() -> None:
 
 
 def test_quotes_come_from_the_widget_data_and_unknown_ones_fail_on_their_line() -> None:
-    html, problems = render_snippet("```{widget} activation-plot\n```\n\n"
-                                    "最大斜率是 {data}`activation-plot sigmoid′最大`。\n\n"
-                                    "未知：{data}`activation-plot 不存在`。\n")
+    html, problems = render_snippet(
+        "```{widget} activation-plot\n```\n\n"
+        "最大斜率是 {data}`activation-plot sigmoid′最大`。\n\n"
+        "未知：{data}`activation-plot 不存在`。\n"
+    )
     assert '<span class="widget-quote">0.25</span>' in html
-    assert len(problems) == 1 and problems[0].startswith("content/test.md:6: {data}`activation-plot 不存在`: "
-                                                         "no number called '不存在' (e.g. sigmoid′最大")
+    assert len(problems) == 1 and problems[0].startswith(
+        "content/test.md:6: {data}`activation-plot 不存在`: no number called '不存在' (e.g. sigmoid′最大"
+    )
 
 
 def test_designed_net_kinks_are_where_the_note_says() -> None:

@@ -1,5 +1,6 @@
 """attention_core.activations against values worked out by hand, and every derivative against a central finite
 difference of its own function."""
+
 from __future__ import annotations
 
 import math

@@ -60,9 +60,7 @@ class TestSoftmaxHandComputed:
 
     def test_temperature_two_on_zero_ln4(self):
         # [0, ln 4] / 2 = [0, ln 2]  ->  [1/3, 2/3]
-        np.testing.assert_allclose(
-            softmax([0.0, math.log(4)], temperature=2.0), [1 / 3, 2 / 3], rtol=1e-15
-        )
+        np.testing.assert_allclose(softmax([0.0, math.log(4)], temperature=2.0), [1 / 3, 2 / 3], rtol=1e-15)
 
     def test_matches_pure_python_reference(self):
         rng = np.random.default_rng(0)
@@ -135,10 +133,7 @@ class TestSoftmaxProperties:
 
     def test_entropy_increases_with_temperature(self):
         x = np.array([2.0, 1.0, 0.5, 3.0, 0.2])
-        ent = [
-            float(-(p * np.log(p)).sum())
-            for p in (softmax(x, temperature=t) for t in (0.2, 0.5, 1.0, 2.0, 4.0))
-        ]
+        ent = [float(-(p * np.log(p)).sum()) for p in (softmax(x, temperature=t) for t in (0.2, 0.5, 1.0, 2.0, 4.0))]
         assert all(a < b for a, b in zip(ent, ent[1:]))
 
     def test_tiny_temperature_with_ties_splits_evenly(self):
@@ -210,9 +205,7 @@ class TestSoftmaxExtremes:
 
 class TestCausalMask:
     def test_three(self):
-        expected = np.array(
-            [[True, False, False], [True, True, False], [True, True, True]]
-        )
+        expected = np.array([[True, False, False], [True, True, False], [True, True, True]])
         m = causal_mask(3)
         assert m.dtype == np.bool_
         np.testing.assert_array_equal(m, expected)
@@ -402,9 +395,7 @@ class TestScaledDotProductErrors:
 
     def test_batch_dims_not_broadcastable(self):
         with pytest.raises(ValueError, match="not broadcastable"):
-            scaled_dot_product_attention(
-                np.zeros((2, 3, 4)), np.zeros((3, 5, 4)), np.zeros((3, 5, 2))
-            )
+            scaled_dot_product_attention(np.zeros((2, 3, 4)), np.zeros((3, 5, 4)), np.zeros((3, 5, 2)))
 
     def test_mask_wrong_shape(self):
         with pytest.raises(ValueError, match=r"mask of shape \(4, 4\)"):

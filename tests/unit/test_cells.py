@@ -5,6 +5,7 @@ The fixture file tests/fixtures/code_cell.md uses the same format as the other p
 title / `.` / Markdown / `.` / expected / `.`, where expected lines are `CONTAINS <html>` or
 `ERROR <path:line: message>` (a trailing `*` matches any rest; a leading `*` any start).
 """
+
 from __future__ import annotations
 
 import json
@@ -15,10 +16,10 @@ import numpy as np
 
 from builder import cells
 from builder.bundle import browser_data_prefix
-from builder.runtime import completions_script
 from builder.model import Cell
-from tests.plugin_harness import render_page as render_body
+from builder.runtime import completions_script
 from tests.conftest import ROOT, build
+from tests.plugin_harness import render_page as render_body
 
 # ----------------------------------------------------------------------------------- the executor itself
 
@@ -130,23 +131,25 @@ def test_a_runaway_cell_is_stopped_with_a_clear_error(monkeypatch) -> None:
     monkeypatch.setattr(cells.executor, "CELL_TIMEOUT_S", 1.0)
     monkeypatch.setattr(cells.executor, "PYODIDE_CELL_TIMEOUT_S", 1.0)
     _, problems, _ = render_page("```{code-cell} python\n:id: spin\nwhile True:\n    pass\n```\n", None)
-    assert problems == ["content/t.md:4: code cell 'spin' did not finish within 1 s (infinite loop?); "
-                        "the build stopped it [cell]"]
+    assert problems == [
+        "content/t.md:4: code cell 'spin' did not finish within 1 s (infinite loop?); the build stopped it [cell]"
+    ]
 
 
 def test_a_crashing_process_is_reported() -> None:
     _, problems, _ = render_page("```{code-cell} python\n:id: die\nimport os\nos._exit(3)\n```\n", None)
     assert len(problems) == 1
     if cells.run.run_cells_in_pyodide and "Pyodide" in problems[0]:  # the build runs cells in Pyodide under Node
-        assert problems[0].startswith("content/t.md:4: code cell 'die' crashed the Pyodide process (exit code 1):\n"
-                                      "Exit: Program terminated with exit(3)"), problems[0]
+        assert problems[0].startswith(
+            "content/t.md:4: code cell 'die' crashed the Pyodide process (exit code 1):\n"
+            "Exit: Program terminated with exit(3)"
+        ), problems[0]
     else:
         assert problems == ["content/t.md:4: code cell 'die' crashed the Python process (exit code 3) [cell]"]
 
 
 def test_user_output_written_to_the_real_stdout_cannot_break_the_protocol() -> None:
-    html, problems, _ = render_page("```{code-cell} python\nimport os\nos.write(1, b'{not json\\n')\n'ok'\n```\n",
-                                    None)
+    html, problems, _ = render_page("```{code-cell} python\nimport os\nos.write(1, b'{not json\\n')\n'ok'\n```\n", None)
     assert problems == [] and "<span class=\"cell-result\">'ok'</span>" in html
 
 
@@ -155,14 +158,19 @@ def test_site_build_links_the_editor_only_on_pages_with_cells(make_content, tmp_
     out = tmp_path / "site"
     build(make_content.dir, out)
     html = (out / "cells-page.html").read_text("utf-8")
-    tag = re.search(r'<script src="assets/cells\.js\?v=\w+" data-controller="(assets/cells-page\.js\?v=\w+)" '
-                    r'data-editor="(assets/editor\.js\?v=\w+)" '
-                    r'data-completions="(assets/numpy-completions\.js\?v=\w+)" defer>', html)
+    tag = re.search(
+        r'<script src="assets/cells\.js\?v=\w+" data-controller="(assets/cells-page\.js\?v=\w+)" '
+        r'data-editor="(assets/editor\.js\?v=\w+)" '
+        r'data-completions="(assets/numpy-completions\.js\?v=\w+)" defer>',
+        html,
+    )
     assert tag, "the small cells.js is linked, with the URLs of the lazily loaded controller, editor and completions"
     for url in tag.groups():
         assert (out / url.split("?")[0]).is_file()
         assert f'src="{url}"' not in html, "the controller, the editor and the completions are never loaded up front"
-    eager, controller, lazy = ((out / "assets" / name).stat().st_size for name in ("cells.js", "cells-page.js", "editor.js"))
+    eager, controller, lazy = (
+        (out / "assets" / name).stat().st_size for name in ("cells.js", "cells-page.js", "editor.js")
+    )
     assert eager < 4_000 < controller < 30_000 < lazy, (eager, controller, lazy)  # CodeMirror lives in the editor only
     assert "cells.js" not in (out / "index.html").read_text("utf-8")
 
@@ -178,8 +186,15 @@ def test_static_code_spans_only_the_tokens_the_theme_colours() -> None:
     assert {"kn", "k", "nf", "mf", "c1", "o", "ow", "kc", "s1"} <= used
     assert html.count("<span") == html.count("</span>")
     text = re.sub(r"</?span[^>]*>", "", html)
-    assert "<b>" not in text and text.replace("&lt;", "<").replace("&gt;", ">").replace("&#39;", "'") \
-        .replace("&quot;", '"').replace("&amp;", "&") == code
+    assert (
+        "<b>" not in text
+        and text.replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&#39;", "'")
+        .replace("&quot;", '"')
+        .replace("&amp;", "&")
+        == code
+    )
 
 
 # ----------------------------------------------------------------------------------------- completions
@@ -189,7 +204,7 @@ def test_completions_list_numpy_members_with_signatures_and_docs(tmp_path) -> No
     script = completions_script(ROOT, tmp_path).decode("utf-8")
     prefix = browser_data_prefix("editor", "completions")
     assert script.startswith(prefix)
-    data = json.loads(script[len(prefix):].rstrip().rstrip(";"))
+    data = json.loads(script[len(prefix) :].rstrip().rstrip(";"))
     assert data["numpy"] == np.__version__
     numpy_members = {m["name"]: m for m in data["modules"]["numpy"]}
     assert numpy_members["linalg"]["kind"] == "namespace"

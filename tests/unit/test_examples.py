@@ -140,12 +140,8 @@ class TestAnimal:
     wide = get_example("animal-wide")
 
     def test_tokens(self):
-        assert self.tired.tokens == tuple(
-            "The animal didn't cross the street because it was tired".split()
-        )
-        assert self.wide.tokens == tuple(
-            "The animal didn't cross the street because it was too wide".split()
-        )
+        assert self.tired.tokens == tuple("The animal didn't cross the street because it was tired".split())
+        assert self.wide.tokens == tuple("The animal didn't cross the street because it was too wide".split())
         assert self.tired.query == self.wide.query == "it"
 
     @pytest.mark.parametrize("causal", [True, False])
@@ -166,12 +162,8 @@ class TestAnimal:
         for name in ("W_Q", "W_K", "W_V"):
             np.testing.assert_array_equal(getattr(self.tired, name), getattr(self.wide, name))
         for tok in ("The", "animal", "didn't", "cross", "the", "street", "because", "was"):
-            np.testing.assert_array_equal(
-                self.tired.X[self.tired.index(tok)], self.wide.X[self.wide.index(tok)]
-            )
-        assert not np.array_equal(
-            self.tired.X[self.tired.index("it")], self.wide.X[self.wide.index("it")]
-        )
+            np.testing.assert_array_equal(self.tired.X[self.tired.index(tok)], self.wide.X[self.wide.index(tok)])
+        assert not np.array_equal(self.tired.X[self.tired.index("it")], self.wide.X[self.wide.index("it")])
 
     def test_adjectives_point_at_their_nouns(self):
         assert ranking(self.tired.weights()[self.tired.index("tired")], self.tired.tokens)[0] == "animal"
@@ -270,9 +262,7 @@ class TestTemperatureScores:
 
     def test_weights_are_softmax_of_scores(self):
         for t in (0.2, 1.0, 4.0):
-            np.testing.assert_allclose(
-                self.ex.weights(temperature=t), softmax(self.ex.scores / t), rtol=1e-14
-            )
+            np.testing.assert_allclose(self.ex.weights(temperature=t), softmax(self.ex.scores / t), rtol=1e-14)
 
     def test_low_temperature_almost_one_hot(self):
         w = self.ex.weights(temperature=0.2)
@@ -373,7 +363,15 @@ def test_index_unknown_token():
 
 def test_example_validation():
     with pytest.raises(ValueError, match="rows for"):
-        Example(id="bad", title="坏", tokens=("a",), note="示意", X=np.zeros((2, 2)),
-                W_Q=np.zeros((2, 2)), W_K=np.zeros((2, 2)), W_V=np.zeros((2, 2)))
+        Example(
+            id="bad",
+            title="坏",
+            tokens=("a",),
+            note="示意",
+            X=np.zeros((2, 2)),
+            W_Q=np.zeros((2, 2)),
+            W_K=np.zeros((2, 2)),
+            W_V=np.zeros((2, 2)),
+        )
     with pytest.raises(ValueError, match="scores must have shape"):
         Example(id="bad", title="坏", tokens=("a", "b"), note="示意", scores=[1.0])

@@ -2,6 +2,7 @@
 preload exactly those). The browser itself is the judge in tests/e2e/test_layout_shift.py; here the CSS
 semantics (cascade, inheritance, combinators, font matching) are checked on small stylesheets, and the
 build's output on a small site."""
+
 from __future__ import annotations
 
 import json
@@ -41,8 +42,10 @@ def files(html: str, css: str = CSS) -> list[str]:
 
 def formula(visual: str) -> str:
     """A formula as KaTeX writes it: a MathML copy (never drawn with a KaTeX font), then the visual part."""
-    return ('<span class="katex"><span class="katex-mathml"><math><mi>ignored</mi></math></span>'
-            f'<span class="katex-html" aria-hidden="true">{visual}</span></span>')
+    return (
+        '<span class="katex"><span class="katex-mathml"><math><mi>ignored</mi></math></span>'
+        f'<span class="katex-html" aria-hidden="true">{visual}</span></span>'
+    )
 
 
 def test_text_takes_the_font_of_its_element_and_inherits_the_rest():
@@ -50,7 +53,8 @@ def test_text_takes_the_font_of_its_element_and_inherits_the_rest():
     assert files(formula('<span class="mord mathnormal">x</span>')) == ["Math-Italic.woff2"]
     # weight from an ancestor, style from the element itself: bold italic
     assert files(formula('<span class="mord textbf"><span class="mord textit">ab</span></span>')) == [
-        "Main-BoldItalic.woff2"]
+        "Main-BoldItalic.woff2"
+    ]
 
 
 def test_the_cascade_orders_by_specificity_then_stylesheet_order():
@@ -59,8 +63,11 @@ def test_the_cascade_orders_by_specificity_then_stylesheet_order():
     assert files(formula('<span class="mord mathnormal mathrm">x</span>')) == ["Math-Italic.woff2"]
     css = CSS + ".katex .mathrm{font-family:F_Main}"  # now later and equally specific: F_Main wins
     assert files(formula('<span class="mord mathnormal mathrm">x</span>'), css) == ["Main-Regular.woff2"]
-    css = ".katex .delimsizing.size1{font-family:F_Main}" + CSS.replace(".katex .delimsizing.size1{font-family:F_Size1}", "") \
-        + ".katex .size1{font-family:F_Size1}"  # later but less specific: the two-class rule wins
+    css = (
+        ".katex .delimsizing.size1{font-family:F_Main}"
+        + CSS.replace(".katex .delimsizing.size1{font-family:F_Size1}", "")
+        + ".katex .size1{font-family:F_Size1}"
+    )  # later but less specific: the two-class rule wins
     assert files(formula('<span class="delimsizing size1">(</span>'), css) == ["Main-Regular.woff2"]
 
 
@@ -113,15 +120,21 @@ def test_stylesheet_features_it_cannot_evaluate_are_an_error_not_a_guess():
     with pytest.raises(font_rules.FontRulesError):
         font_rules.parse_font_rules(CSS + "@media print{.katex{font-family:F_Main}}")
     with pytest.raises(font_rules.FontRulesError):
-        font_rules.parse_font_rules('@font-face{font-family:X;src:url(x.woff2);unicode-range:U+0-7F}')
+        font_rules.parse_font_rules("@font-face{font-family:X;src:url(x.woff2);unicode-range:U+0-7F}")
 
 
 def test_formulas_hidden_when_the_page_loads_are_left_out():
-    a, b, c, d, e = (formula('<span class="mord">1</span>'), formula('<span class="delimsizing size1">(</span>'),
-                     formula('<span class="mord textbf">c</span>'), formula('<span class="mord mathnormal">d</span>'),
-                     formula('<span class="mord textit">e</span>'))
-    body = (f"<p>{a}</p><details><summary>看 {b}</summary><p>{c}</p></details>"
-            f"<details open><summary>开</summary><p>{d}</p></details><div class=\"x\" hidden><p>{e}</p></div>")
+    a, b, c, d, e = (
+        formula('<span class="mord">1</span>'),
+        formula('<span class="delimsizing size1">(</span>'),
+        formula('<span class="mord textbf">c</span>'),
+        formula('<span class="mord mathnormal">d</span>'),
+        formula('<span class="mord textit">e</span>'),
+    )
+    body = (
+        f"<p>{a}</p><details><summary>看 {b}</summary><p>{c}</p></details>"
+        f'<details open><summary>开</summary><p>{d}</p></details><div class="x" hidden><p>{e}</p></div>'
+    )
     # the closed <details>' body and the [hidden] element are not drawn; its <summary> and an open one are
     assert page_files(body, [a, b, c, d, e]) == ["Main-Regular.woff2", "Math-Italic.woff2", "Size1.woff2"]
     # a formula shown anywhere counts; one the body does not contain is not drawn at all
@@ -138,20 +151,34 @@ def page_files(body: str, formulas_html: list[str]) -> list[str]:
 def test_font_urls_are_resolved_like_the_browser_resolves_them_in_the_stylesheet():
     one = formula('<span class="mord">1</span>')
     assert fonts.page_font_urls(one, [one], CSS, "assets/katex/katex.min.css?v=1") == [
-        "assets/katex/fonts/Main-Regular.woff2"]
+        "assets/katex/fonts/Main-Regular.woff2"
+    ]
     assert fonts.page_font_urls(one, [one], CSS, "../assets/katex/katex.min.css?v=1") == [
-        "../assets/katex/fonts/Main-Regular.woff2"]
+        "../assets/katex/fonts/Main-Regular.woff2"
+    ]
     assert fonts.resolve_relative("a/b.css", "https://cdn.invalid/x.woff2") == "https://cdn.invalid/x.woff2"
 
 
 @pytest.mark.parametrize("display", [False, True])
 def test_the_shortcut_for_plain_formulas_agrees_with_walking_every_element(display):
     usage = fonts.FontUsage(font_rules.parse_font_rules(katex_css(ROOT)))
-    course = [line for md in sorted((ROOT / "content").glob("*.md")) for line in re.findall(
-        r"\$([^$\n]+)\$", md.read_text(encoding="utf-8"))]
-    variety = [r"\mathbf{x + \frac{1}{2}}", r"\textbf{a \textit{b} c}", r"\boldsymbol{\frac{a}{b}}", r"\sqrt[3]{x^2}",
-               r"\overbrace{a+b}^{n}", r"\hat{x}\vec{y}", r"\operatorname{softmax}(x)", r"\text{中文 \textsf{s}}",
-               r"\left( \begin{matrix} a \\ b \\ c \\ d \end{matrix} \right)", r"\Bigg( \sum_i \int_0^1"]
+    course = [
+        line
+        for md in sorted((ROOT / "content").glob("*.md"))
+        for line in re.findall(r"\$([^$\n]+)\$", md.read_text(encoding="utf-8"))
+    ]
+    variety = [
+        r"\mathbf{x + \frac{1}{2}}",
+        r"\textbf{a \textit{b} c}",
+        r"\boldsymbol{\frac{a}{b}}",
+        r"\sqrt[3]{x^2}",
+        r"\overbrace{a+b}^{n}",
+        r"\hat{x}\vec{y}",
+        r"\operatorname{softmax}(x)",
+        r"\text{中文 \textsf{s}}",
+        r"\left( \begin{matrix} a \\ b \\ c \\ d \end{matrix} \right)",
+        r"\Bigg( \sum_i \int_0^1",
+    ]
     shortcut = 0
     for tex in course + variety:
         try:
@@ -166,7 +193,7 @@ def test_the_shortcut_for_plain_formulas_agrees_with_walking_every_element(displ
     assert shortcut > len(course) // 2  # the shortcut is the common case
 
 
-PRELOAD_SCRIPT_RE = re.compile(r'<script>\(function\(\)\{var cors=.*?(\[.*?\])\.forEach', re.S)
+PRELOAD_SCRIPT_RE = re.compile(r"<script>\(function\(\)\{var cors=.*?(\[.*?\])\.forEach", re.S)
 
 
 def test_each_page_preloads_its_fonts_before_the_stylesheets(make_content, tmp_path):
@@ -179,8 +206,12 @@ def test_each_page_preloads_its_fonts_before_the_stylesheets(make_content, tmp_p
     match = PRELOAD_SCRIPT_RE.search(html)
     assert match, "no font preloads"
     urls = json.loads(match.group(1))
-    assert [Path(u).name for u in urls] == ["KaTeX_AMS-Regular.woff2", "KaTeX_Main-Regular.woff2",
-                                            "KaTeX_Math-Italic.woff2", "KaTeX_Size2-Regular.woff2"]
+    assert [Path(u).name for u in urls] == [
+        "KaTeX_AMS-Regular.woff2",
+        "KaTeX_Main-Regular.woff2",
+        "KaTeX_Math-Italic.woff2",
+        "KaTeX_Size2-Regular.woff2",
+    ]
     assert all((out / u).is_file() for u in urls)
     assert match.start() < html.index('rel="stylesheet"')  # a script after a stylesheet would wait for it
 

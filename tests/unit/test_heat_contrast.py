@@ -1,6 +1,7 @@
 """The text colour of every heat cell is chosen from the computed contrast on its own background (WCAG 2.1 AA:
 at least 4.5:1), light and dark, over the whole scale — one rule in builder/widgets/fallback.py and
 theme/js/widgets/common.js (run in Node here), on the colours theme/css/widgets.css really uses."""
+
 from __future__ import annotations
 
 import re
@@ -18,8 +19,10 @@ def css_colours() -> dict[str, dict[str, str]]:
     css = (ROOT / "theme" / "css" / "widgets.css").read_text(encoding="utf-8")
     light = css.split("@media (prefers-color-scheme: dark)")[0]
     dark = css.split("@media (prefers-color-scheme: dark)")[1].split("}")[0]
-    pick = lambda block: {k: re.search(rf"--heat-{k}:\s*(#[0-9a-f]{{6}})", block).group(1)  # noqa: E731
-                          for k in ("lo", "hi", "text", "text-high")}
+    pick = lambda block: {
+        k: re.search(rf"--heat-{k}:\s*(#[0-9a-f]{{6}})", block).group(1)  # noqa: E731
+        for k in ("lo", "hi", "text", "text-high")
+    }
     return {"light": pick(light), "dark": pick(dark)}
 
 
@@ -46,6 +49,7 @@ def test_every_shade_of_the_scale_has_at_least_4_5_to_1(scheme: str) -> None:
 
 def test_the_fallback_tables_carry_the_chosen_ink() -> None:
     from builder.widgets.fallback import weights_table
+
     html = weights_table(["a", "b"], [[0.5, 0.5], [0.04, 0.96]], "t")
     assert f'<td class="{" ".join(ink_classes(0.96))}" style="--w:.96">96</td>' in html
     assert '<td style="--w:.04">4</td>' in html  # a pale cell keeps the default ink in both schemes
@@ -53,10 +57,12 @@ def test_the_fallback_tables_carry_the_chosen_ink() -> None:
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="needs Node")
 def test_the_widgets_choose_exactly_like_the_build(tmp_path) -> None:
-    script = ("import { inkClasses, heatBackground, HEAT_COLOURS } from './common.mjs';"
-              "const scale = [...Array(101).keys()].map((k) => k / 100);"
-              "process.stdout.write(JSON.stringify({colours: HEAT_COLOURS, ink: scale.map(inkClasses),"
-              " bg: scale.map((w) => [heatBackground(w, 'light'), heatBackground(w, 'dark')])}));")
+    script = (
+        "import { inkClasses, heatBackground, HEAT_COLOURS } from './common.mjs';"
+        "const scale = [...Array(101).keys()].map((k) => k / 100);"
+        "process.stdout.write(JSON.stringify({colours: HEAT_COLOURS, ink: scale.map(inkClasses),"
+        " bg: scale.map((w) => [heatBackground(w, 'light'), heatBackground(w, 'dark')])}));"
+    )
     out = run_js_module(tmp_path, {"common.mjs": ROOT / "theme" / "js" / "widgets" / "common.js"}, script)
     assert out["colours"] == HEAT_COLOURS
     assert out["ink"] == [ink_classes(w) for w in SCALE]

@@ -1,12 +1,15 @@
 """builder/katex/shared_paths.py: a page writes each SVG path KaTeX repeats once, and nothing else changes."""
+
 from __future__ import annotations
 
 from builder.katex.shared_paths import share_svg_paths, unshare_svg_paths
 
 
 def svg(d: str) -> str:
-    return (f'<svg width="400em" height="1.08em" viewBox="0 0 400000 1080" preserveAspectRatio="xMinYMin slice">'
-            f'<path d="{d}"/></svg>')
+    return (
+        f'<svg width="400em" height="1.08em" viewBox="0 0 400000 1080" preserveAspectRatio="xMinYMin slice">'
+        f'<path d="{d}"/></svg>'
+    )
 
 
 def test_a_path_drawn_twice_is_written_once_and_used_twice() -> None:

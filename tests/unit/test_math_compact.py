@@ -1,5 +1,6 @@
 """What the site ships of KaTeX: its output made smaller (compact_katex_html) without changing what a browser
 builds from it, and its stylesheet pruned to what the site's formulas can match (prune_katex_css)."""
+
 from __future__ import annotations
 
 import re
@@ -42,9 +43,17 @@ class _Tree(HTMLParser):
             if name == "xmlns":
                 continue
             if name == "style":
-                value = tuple((p.strip(), tuple(float(n) if re.fullmatch(r"-?\d*\.?\d+", n) else n
-                                                for n in re.split(r"(-?\d*\.?\d+)", v.strip()) if n))
-                              for p, v in (d.split(":", 1) for d in value.split(";") if d.strip()))
+                value = tuple(
+                    (
+                        p.strip(),
+                        tuple(
+                            float(n) if re.fullmatch(r"-?\d*\.?\d+", n) else n
+                            for n in re.split(r"(-?\d*\.?\d+)", v.strip())
+                            if n
+                        ),
+                    )
+                    for p, v in (d.split(":", 1) for d in value.split(";") if d.strip())
+                )
             normal.append((name, value))
         node = (tag, tuple(normal), [])
         self.stack[-1].append(node)
@@ -149,23 +158,27 @@ def test_pruning_with_every_class_keeps_the_stylesheet_unchanged():
 
 
 def test_pruning_drops_selectors_that_need_an_unused_class_and_fonts_nobody_names():
-    css = ('@font-face{font-family:KaTeX_Main;src:url(a.woff2)}@font-face{font-family:KaTeX_Size4;src:url(b.woff2)}'
-           '@font-face{font-family:"KaTeX_Script";src:url(c.woff2)}'
-           '.katex{font:normal 1.21em KaTeX_Main,serif}'
-           '.katex .a.b,.katex .c{color:red}'
-           '.katex .x:not(.unused)>span{content:"{}"}'
-           '.katex .size4{font-family:KaTeX_Size4}'
-           '.katex .script{font-family:KaTeX_Script}'
-           '@media screen{.katex .c{margin:0}.katex .zz{margin:1px}}'
-           '.katex-display>.katex{display:block}')
+    css = (
+        "@font-face{font-family:KaTeX_Main;src:url(a.woff2)}@font-face{font-family:KaTeX_Size4;src:url(b.woff2)}"
+        '@font-face{font-family:"KaTeX_Script";src:url(c.woff2)}'
+        ".katex{font:normal 1.21em KaTeX_Main,serif}"
+        ".katex .a.b,.katex .c{color:red}"
+        '.katex .x:not(.unused)>span{content:"{}"}'
+        ".katex .size4{font-family:KaTeX_Size4}"
+        ".katex .script{font-family:KaTeX_Script}"
+        "@media screen{.katex .c{margin:0}.katex .zz{margin:1px}}"
+        ".katex-display>.katex{display:block}"
+    )
     out = prune_katex_css(css, {"katex", "c", "x", "script"})
-    assert out == ('@font-face{font-family:KaTeX_Main;src:url(a.woff2)}'
-                   '@font-face{font-family:"KaTeX_Script";src:url(c.woff2)}'
-                   '.katex{font:normal 1.21em KaTeX_Main,serif}'
-                   '.katex .c{color:red}'
-                   '.katex .x:not(.unused)>span{content:"{}"}'
-                   '.katex .script{font-family:KaTeX_Script}'
-                   '@media screen{.katex .c{margin:0}}')
+    assert out == (
+        "@font-face{font-family:KaTeX_Main;src:url(a.woff2)}"
+        '@font-face{font-family:"KaTeX_Script";src:url(c.woff2)}'
+        ".katex{font:normal 1.21em KaTeX_Main,serif}"
+        ".katex .c{color:red}"
+        '.katex .x:not(.unused)>span{content:"{}"}'
+        ".katex .script{font-family:KaTeX_Script}"
+        "@media screen{.katex .c{margin:0}}"
+    )
 
 
 def test_pruned_stylesheet_keeps_every_rule_the_course_formulas_can_match(typeset):
@@ -213,8 +226,11 @@ def test_subset_font_keeps_the_glyphs_metrics_and_hinting_of_the_characters_aske
         assert list(ga.coordinates) == list(gb.coordinates) and ga.program.getBytecode() == gb.program.getBytecode()
     for table in ("fpgm", "prep", "cvt ", "gasp"):  # the hinting programs and their data
         assert full.getTableData(table) == sub.getTableData(table), table
-    assert (full["hhea"].ascent, full["hhea"].descent, full["head"].unitsPerEm) == \
-        (sub["hhea"].ascent, sub["hhea"].descent, sub["head"].unitsPerEm)
+    assert (full["hhea"].ascent, full["hhea"].descent, full["head"].unitsPerEm) == (
+        sub["hhea"].ascent,
+        sub["hhea"].descent,
+        sub["head"].unitsPerEm,
+    )
 
 
 def test_autohinter_reference_letters_follow_the_scripts_drawn():
@@ -257,8 +273,10 @@ def test_site_fonts_cover_every_formula_character_and_the_autohinter_reference(t
 
 
 def test_site_katex_assets_are_cached_by_the_set_of_formulas(tmp_path, monkeypatch):
-    files = {site_assets.KATEX_CSS_PATH: KATEX_DIST_CSS.read_bytes(),
-             "assets/katex/fonts/KaTeX_Main-Regular.woff2": (KATEX_FONTS / "KaTeX_Main-Regular.woff2").read_bytes()}
+    files = {
+        site_assets.KATEX_CSS_PATH: KATEX_DIST_CSS.read_bytes(),
+        "assets/katex/fonts/KaTeX_Main-Regular.woff2": (KATEX_FONTS / "KaTeX_Main-Regular.woff2").read_bytes(),
+    }
     formulas = [(r"x^2 + 1", False), (r"\frac{a}{b}", True)]
     first = site_assets.site_katex_assets_cached(files, formulas, tmp_path, ROOT)
     assert first == site_assets.site_katex_assets(files, formulas, tmp_path, ROOT)
@@ -278,7 +296,13 @@ def test_the_classes_compact_drops_are_selected_by_no_stylesheet_or_script():
     for pattern in ("theme/css/**/*.css", "theme/js/**/*.js"):
         sources.update({f: f.read_text(encoding="utf-8") for f in ROOT.glob(pattern)})
     for path, text in sources.items():
-        named = set(re.findall(r"\.(-?[_a-zA-Z][\w-]*)", text)) if path.suffix == ".css" else set(re.findall(r"[\w-]+", text))
+        named = (
+            set(re.findall(r"\.(-?[_a-zA-Z][\w-]*)", text))
+            if path.suffix == ".css"
+            else set(re.findall(r"[\w-]+", text))
+        )
         assert not SEMANTIC_CLASSES & named, (path, SEMANTIC_CLASSES & named)
-    html = compact_katex_html('<span class="mord mathnormal" style="margin-right:.2778em">x</span><span class="mbin">+</span>')
+    html = compact_katex_html(
+        '<span class="mord mathnormal" style="margin-right:.2778em">x</span><span class="mbin">+</span>'
+    )
     assert html == '<span class="mathnormal k1">x</span><span>+</span>'

@@ -1,5 +1,6 @@
 """Module 06's maths and widgets: parameter counts against the published totals (and the JS against the Python),
 the sinusoidal encoding against a hand computation, and bad widget options reported as path:line."""
+
 from __future__ import annotations
 
 import math
@@ -13,8 +14,8 @@ from builder.widgets.next_token import first_stays
 from tests.conftest import ROOT, run_js_module
 from tests.plugin_harness import render_snippet
 
-
 # ------------------------------------------------------------------------------------------ parameter counts
+
 
 def test_gpt2_small_is_the_released_checkpoints_124_439_808():
     # By hand (HF openai-community/gpt2 config: V 50257, n_ctx 1024, d 768, 12 layers, d_ff 3072, tied head):
@@ -59,12 +60,51 @@ def test_a_bad_configuration_is_refused():
 
 
 EDITED = [
-    DecoderConfig("a", vocab_size=32000, n_layers=32, d_model=4096, n_heads=32, n_kv_heads=8, d_ffn=14336,
-                  context_length=8192, positions="rope", ffn="swiglu", norm="rmsnorm", bias=False, tied_embeddings=False),
-    DecoderConfig("b", vocab_size=7, n_layers=3, d_model=12, n_heads=4, n_kv_heads=2, d_ffn=5, context_length=9,
-                  positions="learned", ffn="swiglu", norm="layernorm", bias=True, tied_embeddings=False),
-    DecoderConfig("c", vocab_size=100, n_layers=2, d_model=8, n_heads=2, n_kv_heads=1, d_ffn=16, context_length=4,
-                  positions="sinusoidal", ffn="gelu", norm="rmsnorm", bias=True, tied_embeddings=True),
+    DecoderConfig(
+        "a",
+        vocab_size=32000,
+        n_layers=32,
+        d_model=4096,
+        n_heads=32,
+        n_kv_heads=8,
+        d_ffn=14336,
+        context_length=8192,
+        positions="rope",
+        ffn="swiglu",
+        norm="rmsnorm",
+        bias=False,
+        tied_embeddings=False,
+    ),
+    DecoderConfig(
+        "b",
+        vocab_size=7,
+        n_layers=3,
+        d_model=12,
+        n_heads=4,
+        n_kv_heads=2,
+        d_ffn=5,
+        context_length=9,
+        positions="learned",
+        ffn="swiglu",
+        norm="layernorm",
+        bias=True,
+        tied_embeddings=False,
+    ),
+    DecoderConfig(
+        "c",
+        vocab_size=100,
+        n_layers=2,
+        d_model=8,
+        n_heads=2,
+        n_kv_heads=1,
+        d_ffn=16,
+        context_length=4,
+        positions="sinusoidal",
+        ffn="gelu",
+        norm="rmsnorm",
+        bias=True,
+        tied_embeddings=True,
+    ),
 ]
 
 
@@ -72,16 +112,23 @@ def test_the_widgets_javascript_counts_exactly_like_the_python(tmp_path):
     from attention_core.param_count import config_dict
 
     configs = [config_dict(c) for c in list(PRESETS.values()) + EDITED]
-    script = ("import { countParameters } from './param-count.mjs';\n"
-              "import fs from 'node:fs';\n"
-              "const cfgs = JSON.parse(fs.readFileSync('./data.json', 'utf8'));\n"
-              "console.log(JSON.stringify(cfgs.map(countParameters)));")
-    js = run_js_module(tmp_path, {"param-count.mjs": ROOT / "theme/js/widgets/param-count.js",
-                                  "common.js": ROOT / "theme/js/widgets/common.js"}, script, configs)
+    script = (
+        "import { countParameters } from './param-count.mjs';\n"
+        "import fs from 'node:fs';\n"
+        "const cfgs = JSON.parse(fs.readFileSync('./data.json', 'utf8'));\n"
+        "console.log(JSON.stringify(cfgs.map(countParameters)));"
+    )
+    js = run_js_module(
+        tmp_path,
+        {"param-count.mjs": ROOT / "theme/js/widgets/param-count.js", "common.js": ROOT / "theme/js/widgets/common.js"},
+        script,
+        configs,
+    )
     assert js == [count_parameters(c) for c in list(PRESETS.values()) + EDITED]
 
 
 # --------------------------------------------------------------------------------------- positional encoding
+
 
 def test_sinusoidal_encoding_matches_the_formula_by_hand():
     # d = 4: frequencies ω_0 = 10000^0 = 1 and ω_1 = 10000^(−2/4) = 0.01. Position 2: [sin 2, cos 2, sin .02, cos .02].
@@ -113,7 +160,7 @@ def test_positional_widget_ships_the_same_numbers_as_attention_core():
 
     prefix = browser_data_prefix("positionalEncoding", f"d{data['key']}")
     assert script.startswith(prefix)
-    payload = json.loads(script[len(prefix):].rstrip().rstrip(";"))
+    payload = json.loads(script[len(prefix) :].rstrip().rstrip(";"))
     pe = np.frombuffer(base64.b64decode(payload["16"]["pe"]), dtype=np.int8).reshape(12, 16) / data["quant"]
     assert np.abs(pe - sinusoidal_encoding(12, 16)).max() <= 0.5 / 127 + 1e-12  # one byte: half a step at most
     assert np.abs(np.array(payload["16"]["similarity"]) - offset_similarity(12, 16)).max() <= 5e-7  # six decimals
@@ -122,20 +169,39 @@ def test_positional_widget_ships_the_same_numbers_as_attention_core():
 
 # --------------------------------------------------------------------------------------------- bad options
 
-@pytest.mark.parametrize("body, message", [
-    ("```{widget} param-count\npreset: gpt4\n```\n", "content/test.md:2: option 'preset' must be one of gpt2-small, "
-     "gpt3-175b, smollm2-135m; got 'gpt4' [widget]"),
-    ("```{widget} positional-encoding\ndims: [8, 16]\ndim: 64\n```\n", "content/test.md:3: option 'dim' (64) must be "
-     "one of the listed dims (8, 16) [widget]"),
-    ("```{widget} positional-encoding\ndims:\n  - 8\n  - 9\n```\n", "content/test.md:4: option 'dims': every dimension "
-     "count must be an even integer from 2 to 256, got 9 [widget]"),
-    ("```{widget} next-token\ntemperature: 0.25\n```\n", "content/test.md:2: option 'temperature' must be one of "
-     "0.1, 0.2, … 2.0 (the slider's grid), got 0.25 [widget]"),
-    ("```{widget} next-token\nprompts:\n  - The cat\n  - ''\n```\n", "content/test.md:4: option 'prompts': every "
-     "prompt must be a non-empty string, got '' [widget]"),
-    ("```{widget} next-token\nview: both\n```\n", "content/test.md:2: option 'view' must be one of predict, lens; "
-     "got 'both' [widget]"),
-])
+
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        (
+            "```{widget} param-count\npreset: gpt4\n```\n",
+            "content/test.md:2: option 'preset' must be one of gpt2-small, "
+            "gpt3-175b, smollm2-135m; got 'gpt4' [widget]",
+        ),
+        (
+            "```{widget} positional-encoding\ndims: [8, 16]\ndim: 64\n```\n",
+            "content/test.md:3: option 'dim' (64) must be one of the listed dims (8, 16) [widget]",
+        ),
+        (
+            "```{widget} positional-encoding\ndims:\n  - 8\n  - 9\n```\n",
+            "content/test.md:4: option 'dims': every dimension "
+            "count must be an even integer from 2 to 256, got 9 [widget]",
+        ),
+        (
+            "```{widget} next-token\ntemperature: 0.25\n```\n",
+            "content/test.md:2: option 'temperature' must be one of "
+            "0.1, 0.2, … 2.0 (the slider's grid), got 0.25 [widget]",
+        ),
+        (
+            "```{widget} next-token\nprompts:\n  - The cat\n  - ''\n```\n",
+            "content/test.md:4: option 'prompts': every prompt must be a non-empty string, got '' [widget]",
+        ),
+        (
+            "```{widget} next-token\nview: both\n```\n",
+            "content/test.md:2: option 'view' must be one of predict, lens; got 'both' [widget]",
+        ),
+    ],
+)
 def test_bad_options_name_their_line(body, message):
     _, problems = render_snippet(body)
     assert problems == [message]

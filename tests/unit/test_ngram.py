@@ -1,4 +1,5 @@
 """attention_core.ngram against hand computations on a tiny corpus (module 04's bigram and MLP language models)."""
+
 from __future__ import annotations
 
 import math

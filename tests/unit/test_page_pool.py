@@ -1,5 +1,6 @@
 """The page-rendering pool is shut down in bounded time even when a worker does not exit (builder/page_cache.py,
 close_pool): the build has its results and must not hang on a stuck worker."""
+
 from __future__ import annotations
 
 import os

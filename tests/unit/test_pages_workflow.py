@@ -1,5 +1,6 @@
 """The GitHub Pages workflow builds with exactly the documented command and deploys site/ with the
 official actions and the permissions they need."""
+
 from __future__ import annotations
 
 import re
@@ -31,8 +32,13 @@ def test_permissions_and_triggers():
 def test_build_job_sets_up_python_and_node_then_runs_make_site_and_uploads_site():
     steps = load()["jobs"]["build"]["steps"]
     used = uses(steps)
-    for action in ("actions/checkout", "actions/setup-python", "actions/setup-node", "actions/configure-pages",
-                   "actions/upload-pages-artifact"):
+    for action in (
+        "actions/checkout",
+        "actions/setup-python",
+        "actions/setup-node",
+        "actions/configure-pages",
+        "actions/upload-pages-artifact",
+    ):
         assert action in used, action
     assert used.index("actions/setup-python") < used.index("actions/upload-pages-artifact")
     runs = [s["run"].strip() for s in steps if "run" in s]

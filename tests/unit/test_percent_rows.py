@@ -1,6 +1,7 @@
 """Shown percentages of a row that sums to 1 add up to exactly 100 (largest-remainder rounding), in the static
 fallback tables (builder/widgets/fallback.py `percent_row`) and in the widgets (theme/js/widgets/common.js
 `pctRow`, run here in Node on the very data the pages embed): every row of every widget of every page."""
+
 from __future__ import annotations
 
 import json
@@ -20,8 +21,11 @@ BLOCK_RE = re.compile(r"```\{widget\} ([a-z-]+)\n(.*?)```", re.S)
 
 def widget_blocks() -> list[tuple[str, str]]:
     """Every widget block of the course, plus every widget kind with its defaults."""
-    blocks = [(m.group(1), m.group(2)) for page in sorted((ROOT / "content").glob("*.md"))
-              for m in BLOCK_RE.finditer(page.read_text(encoding="utf-8"))]
+    blocks = [
+        (m.group(1), m.group(2))
+        for page in sorted((ROOT / "content").glob("*.md"))
+        for m in BLOCK_RE.finditer(page.read_text(encoding="utf-8"))
+    ]
     return blocks + [(name, "") for name in all_widgets()]
 
 
@@ -55,7 +59,12 @@ def rendered(name: str, body: str) -> tuple[str, dict]:
 
 
 CASES = widget_blocks()
-NO_PERCENT_ROWS = {"activation-plot", "linear-collapse", "ffn-gate", "kv-cache"}  # curves, counts and bytes: no softmax row to show
+NO_PERCENT_ROWS = {
+    "activation-plot",
+    "linear-collapse",
+    "ffn-gate",
+    "kv-cache",
+}  # curves, counts and bytes: no softmax row to show
 # Widgets that show no attention weights (module 06: parameter counts, position encodings, next-token
 # probabilities, which are a top ten and the rest, shown with one decimal rather than as whole percents).
 NO_WEIGHT_ROWS = {"param-count", "positional-encoding", "next-token"}
@@ -118,9 +127,11 @@ def test_every_row_of_every_widget_sums_to_100(name: str, body: str) -> None:
 @pytest.mark.skipif(shutil.which("node") is None, reason="needs Node")
 def test_the_widgets_round_every_row_exactly_like_the_fallback(tmp_path) -> None:
     rows = [row for name, body in CASES for row in weight_rows(rendered(name, body)[1])]
-    script = ("import { pctRow } from './common.mjs'; import { readFileSync } from 'node:fs';"
-              "const rows = JSON.parse(readFileSync('data.json', 'utf8'));"
-              "process.stdout.write(JSON.stringify(rows.map(pctRow)));")
+    script = (
+        "import { pctRow } from './common.mjs'; import { readFileSync } from 'node:fs';"
+        "const rows = JSON.parse(readFileSync('data.json', 'utf8'));"
+        "process.stdout.write(JSON.stringify(rows.map(pctRow)));"
+    )
     out = run_js_module(tmp_path, {"common.mjs": ROOT / "theme" / "js" / "widgets" / "common.js"}, script, rows)
     assert out == [percent_row(row) for row in rows]
     assert all(sum(r) == 100 for r in out)

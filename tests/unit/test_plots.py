@@ -1,22 +1,20 @@
 """Python that draws (issue 15), build side: the optional packs (matplotlib & co.: pinned hashes, what is
 stripped, the font list, the CJK font), the figures and widgets a cell shows, and the build-time cells in
 Pyodide under Node with the host out of reach."""
+
 from __future__ import annotations
 
 import base64
-import gzip
 import io
 import json
 import zipfile
-from pathlib import Path
 
 import pytest
 
 from builder.cells import executor as cell_executor
 from builder.cells.render import _output_html
 from builder.model import CellOutput
-from builder.runtime import cell_runtime, load_manifest, read_pack
-from builder.runtime import optional
+from builder.runtime import cell_runtime, load_manifest, optional, read_pack
 from builder.runtime.verify import RuntimeAssetError, sha256_bytes
 from tests.conftest import ROOT
 
@@ -30,8 +28,18 @@ def test_every_optional_wheel_is_pinned_to_pyodide_s_own_lock_hash() -> None:
     """The sha256 values were copied from npm pyodide@0.27.7's pyodide-lock.json: they must stay equal."""
     lock = json.loads(LOCK.read_text("utf-8"))["packages"]
     specs = load_manifest()["optional_packages"]
-    assert set(specs) == {"matplotlib", "contourpy", "cycler", "fonttools", "kiwisolver", "pillow", "pyparsing",
-                          "python-dateutil", "six", "packaging"}
+    assert set(specs) == {
+        "matplotlib",
+        "contourpy",
+        "cycler",
+        "fonttools",
+        "kiwisolver",
+        "pillow",
+        "pyparsing",
+        "python-dateutil",
+        "six",
+        "packaging",
+    }
     for name, spec in specs.items():
         assert spec["sha256"] == lock[name]["sha256"] and spec["file_name"] == lock[name]["file_name"], name
         assert spec["imports"] == lock[name]["imports"], name
@@ -52,8 +60,11 @@ def test_a_cached_wheel_that_was_tampered_with_is_not_used(tmp_path) -> None:
     spec = manifest["optional_packages"]["six"]
     (tmp_path / spec["file_name"]).write_bytes(b"tampered")
     from builder.runtime.verify import HashStamps
+
     with pytest.raises(RuntimeAssetError, match="missing"):
-        optional.ensure_optional_wheels(tmp_path, manifest, allow_download=False, stamps=HashStamps(tmp_path / "s.json"))
+        optional.ensure_optional_wheels(
+            tmp_path, manifest, allow_download=False, stamps=HashStamps(tmp_path / "s.json")
+        )
 
 
 # ------------------------------------------------------------------------------------------ the packs
@@ -63,6 +74,7 @@ def _tiny_font(chars: str) -> bytes:
     """A real (if ugly) TrueType font named DejaVu Sans with one square glyph per character."""
     from fontTools.fontBuilder import FontBuilder
     from fontTools.pens.ttGlyphPen import TTGlyphPen
+
     names = [".notdef"] + [f"uni{ord(c):04X}" for c in chars]
     pen = TTGlyphPen(None)
     for x, y in ((100, 0), (100, 700), (500, 700), (500, 0)):
@@ -89,11 +101,16 @@ DEJAVU_CHARS = "Aαж中"  # Latin, Greek, Cyrillic kept; a hanzi DejaVu Sans ne
 
 def _fake_matplotlib_wheel() -> bytes:
     buf = io.BytesIO()
-    fontlist = {"_version": 390, "afmlist": [{"fname": "fonts/afm/pzdr.afm", "__class__": "FontEntry"}],
-                "ttflist": [{"fname": "fonts/ttf/DejaVuSans.ttf", "name": "DejaVu Sans", "__class__": "FontEntry"},
-                            {"fname": "fonts/ttf/STIXGeneral.ttf", "name": "STIXGeneral", "__class__": "FontEntry"},
-                            {"fname": "/System/Library/Fonts/Kaiti.ttc", "name": "Kaiti", "__class__": "FontEntry"}],
-                "__class__": "FontManager"}
+    fontlist = {
+        "_version": 390,
+        "afmlist": [{"fname": "fonts/afm/pzdr.afm", "__class__": "FontEntry"}],
+        "ttflist": [
+            {"fname": "fonts/ttf/DejaVuSans.ttf", "name": "DejaVu Sans", "__class__": "FontEntry"},
+            {"fname": "fonts/ttf/STIXGeneral.ttf", "name": "STIXGeneral", "__class__": "FontEntry"},
+            {"fname": "/System/Library/Fonts/Kaiti.ttc", "name": "Kaiti", "__class__": "FontEntry"},
+        ],
+        "__class__": "FontManager",
+    }
     with zipfile.ZipFile(buf, "w") as zf:
         zf.writestr("matplotlib/__init__.py", "")
         zf.writestr("matplotlib/font_manager.py", "class FontManager:\n    __version__ = 330\n")
@@ -112,10 +129,14 @@ def test_the_matplotlib_pack_drops_what_cells_never_need_and_lists_only_shipped_
     packed, report = optional.optional_pack_bytes("matplotlib", _fake_matplotlib_wheel(), spec, font=b"OTTO-font")
     files = dict(read_pack(packed))
     assert "matplotlib/tests/test_x.py" not in files and "matplotlib/backends/backend_qt.py" not in files
-    assert "matplotlib/mpl-data/fonts/ttf/STIXGeneral.ttf" not in files and "matplotlib/mpl-data/fonts/afm/pzdr.afm" not in files
+    assert (
+        "matplotlib/mpl-data/fonts/ttf/STIXGeneral.ttf" not in files
+        and "matplotlib/mpl-data/fonts/afm/pzdr.afm" not in files
+    )
     assert files["matplotlib/backends/backend_agg.py"] == b"agg"
     assert files[optional.CJK_FONT_FILE] == b"OTTO-font"
     from fontTools.ttLib import TTFont
+
     dejavu = TTFont(io.BytesIO(files["matplotlib/mpl-data/fonts/ttf/DejaVuSans.ttf"]))
     assert set(dejavu.getBestCmap()) == {ord(c) for c in "Aαж"}, "DejaVu Sans cut to DEJAVU_RANGES"
     assert dejavu["name"].getDebugName(1) == "DejaVu Sans"  # the family matplotlib's font list names
@@ -140,6 +161,7 @@ def test_the_cjk_font_subset_has_the_glyphs(tmp_path) -> None:
     if optional.find_cjk_font() is None:
         pytest.skip("fonts-noto-cjk not installed")
     from fontTools.ttLib import TTFont
+
     data = optional.cjk_font(tmp_path)
     cmap = TTFont(io.BytesIO(data)).getBestCmap()
     assert all(ord(c) in cmap for c in "他的注意力权重随温度的变化")
@@ -152,14 +174,27 @@ def test_the_cjk_font_subset_has_the_glyphs(tmp_path) -> None:
 
 def test_a_stored_figure_is_an_img_and_a_widget_its_json_with_a_static_table() -> None:
     png = b"\x89PNG\r\n\x1a\nfake"
-    figure = json.dumps({"kind": "image/png", "data": base64.b64encode(png).decode(),
-                         "meta": {"cssWidth": 640, "cssHeight": 380, "alt": "图：<x>"}})
+    figure = json.dumps(
+        {
+            "kind": "image/png",
+            "data": base64.b64encode(png).decode(),
+            "meta": {"cssWidth": 640, "cssHeight": 380, "alt": "图：<x>"},
+        }
+    )
     from attention_core.display import attention_widget
-    widget = json.dumps({"kind": "application/vnd.course.widget+json", "meta": {},
-                         "data": json.dumps(attention_widget([[1, 0], [0.25, 0.75]], ["a", "</script>"]))})
+
+    widget = json.dumps(
+        {
+            "kind": "application/vnd.course.widget+json",
+            "meta": {},
+            "data": json.dumps(attention_widget([[1, 0], [0.25, 0.75]], ["a", "</script>"])),
+        }
+    )
     html = _output_html(CellOutput(chunks=[("stdout", "hi\n"), ("display", figure), ("display", widget)]))
-    assert f'<img class="cell-figure" src="data:image/png;base64,{base64.b64encode(png).decode()}" width="640" ' \
-           f'height="380" alt="图：&lt;x&gt;">' in html
+    assert (
+        f'<img class="cell-figure" src="data:image/png;base64,{base64.b64encode(png).decode()}" width="640" '
+        f'height="380" alt="图：&lt;x&gt;">' in html
+    )
     assert '<div class="widget cell-widget" data-widget="heatmap">' in html
     assert "<td>25%</td><td>75%</td>" in html  # the static table until the page mounts the heatmap
     assert "</script></div></div>" in html and html.count("</script>") == 1  # the token cannot close the JSON
@@ -169,6 +204,7 @@ def test_a_stored_figure_is_an_img_and_a_widget_its_json_with_a_static_table() -
 
 def test_show_attention_checks_its_input() -> None:
     from attention_core.display import attention_widget, row_widget
+
     with pytest.raises(ValueError, match="square"):
         attention_widget([[1, 0, 0]], ["a", "b", "c"])
     with pytest.raises(ValueError, match="tokens has 1 entries"):
@@ -180,7 +216,9 @@ def test_show_attention_checks_its_input() -> None:
 
 def test_show_attention_prints_a_table_outside_a_cell(capsys) -> None:
     import sys
+
     from attention_core import display
+
     saved = sys.modules.pop("course_runtime", None)
     try:
         display.show_row([0.25, 0.75], ["猫", "跑"])
@@ -202,7 +240,9 @@ def runtime():
 
 
 def run(cells: list[tuple[str, bool]], runtime, timeout: float | None = None) -> list[dict]:
-    request = [{"filename": f"<cell-{i}>", "code": code, "expect_error": expect} for i, (code, expect) in enumerate(cells)]
+    request = [
+        {"filename": f"<cell-{i}>", "code": code, "expect_error": expect} for i, (code, expect) in enumerate(cells)
+    ]
     return cell_executor.run_cells_in_pyodide(request, ROOT, runtime, timeout=timeout)
 
 
@@ -210,23 +250,32 @@ def test_cells_in_pyodide_share_a_namespace_and_cannot_reach_the_host(runtime) -
     """One page = one interpreter: the probes run in order, each must fail with a clear exception."""
     probes = [
         ("import numpy as np\nx = np.arange(3)\nprint(x)\nx * 2", False),
-        ("open('/etc/passwd').read()", True),                                    # host files: not there
-        ("import subprocess\nsubprocess.Popen(['sleep', '600'])", True),          # processes
+        ("open('/etc/passwd').read()", True),  # host files: not there
+        ("import subprocess\nsubprocess.Popen(['sleep', '600'])", True),  # processes
         ("import os\nos.system('sleep 600')", True),
         ("import socket\nsocket.create_connection(('127.0.0.1', 80), timeout=2)", True),  # network
         ("import urllib.request\nurllib.request.urlopen('http://127.0.0.1:9/')", True),
-        ("import js\njs.fetch('http://127.0.0.1:9/')", True),                    # the JS side of it
+        ("import js\njs.fetch('http://127.0.0.1:9/')", True),  # the JS side of it
         ("import js\njs.process", True),
-        ("import js\njs.Function('return process')()", True),                   # no eval to rebuild them
-        ("import pyodide_js\npyodide_js.mountNodeFS('/host', '/etc')", True),   # Node's permission model
+        ("import js\njs.Function('return process')()", True),  # no eval to rebuild them
+        ("import pyodide_js\npyodide_js.mountNodeFS('/host', '/etc')", True),  # Node's permission model
         ("x.sum()", False),
     ]
     results = run(probes, runtime)
     assert len(results) == len(probes)
     assert results[0]["chunks"] == [["stdout", "[0 1 2]\n"]] and results[0]["repr"] == "array([0, 2, 4])"
     errors = [(r["error"] or {}).get("type") for r in results[1:-1]]
-    assert errors == ["FileNotFoundError", "OSError", "OSError", "OSError", "URLError", "AttributeError",
-                      "AttributeError", "JsException", "JsException"], [r["error"] for r in results]
+    assert errors == [
+        "FileNotFoundError",
+        "OSError",
+        "OSError",
+        "OSError",
+        "URLError",
+        "AttributeError",
+        "AttributeError",
+        "JsException",
+        "JsException",
+    ], [r["error"] for r in results]
     assert "cannot start processes" in results[3]["error"]["message"]
     assert "Code generation from strings disallowed" in results[8]["error"]["message"]
     # the namespace survived the probes; wasm32's default integer is int32 (CPython on x86-64 prints
@@ -243,9 +292,11 @@ def test_a_runaway_cell_in_pyodide_is_stopped_and_named(runtime) -> None:
 def test_plot_docstrings_point_to_setp_instead_of_the_property_tables(runtime) -> None:
     """course_runtime.prepare_matplotlib leaves the property tables out of plot()'s & co. docstrings (building
     them was ~0.2 s of the import in wasm); the docstring says how to get the list, and that way works."""
-    code = ("import matplotlib.pyplot as plt\nline, = plt.plot([0, 1])\n"
-            "print(plt.plot.__doc__.count('plt.setp(对象)'), 'Properties:\\n    agg_filter' in plt.plot.__doc__)\n"
-            "plt.setp(line, 'linestyle')\nplt.close('all')")
+    code = (
+        "import matplotlib.pyplot as plt\nline, = plt.plot([0, 1])\n"
+        "print(plt.plot.__doc__.count('plt.setp(对象)'), 'Properties:\\n    agg_filter' in plt.plot.__doc__)\n"
+        "plt.setp(line, 'linestyle')\nplt.close('all')"
+    )
     result = run([(code, False)], runtime)[0]
     assert result["error"] is None, result["error"]
     out = "".join(t for s, t in result["chunks"] if s == "stdout")
@@ -253,8 +304,10 @@ def test_plot_docstrings_point_to_setp_instead_of_the_property_tables(runtime) -
 
 
 def test_figures_drawn_at_build_time_are_deterministic_pngs(runtime) -> None:
-    code = ("import matplotlib.pyplot as plt\nplt.plot([0, 1], [1, 0])\nplt.title('注意力')\nplt.show()\n"
-            "print('between')\nfig, ax = plt.subplots()\nax.bar(['甲', '乙'], [1, 2])\n")
+    code = (
+        "import matplotlib.pyplot as plt\nplt.plot([0, 1], [1, 0])\nplt.title('注意力')\nplt.show()\n"
+        "print('between')\nfig, ax = plt.subplots()\nax.bar(['甲', '乙'], [1, 2])\n"
+    )
     first, second = (run([(code, False)], runtime)[0] for _ in range(2))
     assert first["error"] is None, first["error"]
     kinds = [(s, json.loads(t)["kind"] if s == "display" else t) for s, t in first["chunks"]]
@@ -267,13 +320,14 @@ def test_figures_drawn_at_build_time_are_deterministic_pngs(runtime) -> None:
 
 
 def test_every_build_of_a_page_writes_its_figures_even_when_the_outputs_come_from_this_process_s_cache(
-        tmp_path, monkeypatch) -> None:
+    tmp_path, monkeypatch
+) -> None:
     """The cache keeps the cell outputs it returns in memory, so the second build in a process (the tests build
     the course into several folders) gets the very objects the first one read. Turning the PNG into a site file
     must not strip those objects: CI once built a site whose pages pointed at assets/figures/*.png it never wrote."""
     from builder.cells import run as cells_run
-    from builder.model import Cell, ParseContext
     from builder.errors import Problems
+    from builder.model import Cell, ParseContext
 
     png = b"\x89PNG\r\n\x1a\nfake"
     figure = json.dumps({"kind": "image/png", "data": base64.b64encode(png).decode(), "meta": {}})

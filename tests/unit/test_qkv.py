@@ -1,5 +1,6 @@
 """attention_core.qkv and the qkv-projection widget against hand computations, and bad widget options reported
 at their line (content/qkv-explained.md)."""
+
 from __future__ import annotations
 
 import json
@@ -10,8 +11,16 @@ import numpy as np
 import pytest
 
 from attention_core import attention_trace
-from attention_core.qkv import (PLANE_TOKENS, PLANE_X, PUBLISHED_CONFIGS, kv_cache_bytes_per_token, pca_plane,
-                                plane_projection, projection_state, shapes_by_name)
+from attention_core.qkv import (
+    PLANE_TOKENS,
+    PLANE_X,
+    PUBLISHED_CONFIGS,
+    kv_cache_bytes_per_token,
+    pca_plane,
+    plane_projection,
+    projection_state,
+    shapes_by_name,
+)
 from tests.plugin_harness import render_snippet
 
 DATA_RE = re.compile(r'<script type="application/json" class="widget-data">(.*?)</script>', re.S)
@@ -81,7 +90,11 @@ def test_kv_cache_bytes_per_token_by_hand() -> None:
     assert shapes["Llama-2-7B"].bytes_per_token(2) == 524_288
     # Llama-3-8B (32 layers, 8 KV heads, 128): 32 × 2 × 8 × 128 × 2 = 131,072 = 128 KiB — the page's third quiz
     assert shapes["Llama-3-8B"].bytes_per_token(2) == 131_072
-    assert (shapes["Llama-3-8B"].n_layers, shapes["Llama-3-8B"].n_kv_heads, shapes["Llama-3-8B"].head_dim) == (32, 8, 128)
+    assert (shapes["Llama-3-8B"].n_layers, shapes["Llama-3-8B"].n_kv_heads, shapes["Llama-3-8B"].head_dim) == (
+        32,
+        8,
+        128,
+    )
     with pytest.raises(ValueError, match="n_kv_heads"):
         kv_cache_bytes_per_token(30, 0, 64, 2)
 
@@ -104,8 +117,9 @@ def test_the_widget_data_is_attention_core_and_its_fallback_shows_it() -> None:
 
 def test_quoting_a_score_gives_the_widgets_number() -> None:
     body = "angle_q: 20\nscale_q: 1.5\nangle_k: -40\nscale_k: 1\n"
-    html, problems = render_snippet("“猫”找“老鼠”得 {data}`qkv-projection 分数 猫→老鼠` 分。\n\n"
-                                    f"```{{widget}} qkv-projection\n{body}```\n")
+    html, problems = render_snippet(
+        f"“猫”找“老鼠”得 {{data}}`qkv-projection 分数 猫→老鼠` 分。\n\n```{{widget}} qkv-projection\n{body}```\n"
+    )
     assert problems == []
     assert '<span class="widget-quote">−0.66</span>' in html
     _, problems = render_snippet("{data}`qkv-projection 分数 猫→狗`\n\n```{widget} qkv-projection\n```\n")
@@ -113,13 +127,16 @@ def test_quoting_a_score_gives_the_widgets_number() -> None:
     assert "no number called '分数 猫→狗'" in problems[0]
 
 
-@pytest.mark.parametrize("body, line, message", [
-    ("angle_q: 20\nangle_k: 7\n", 3, "option 'angle_k' (7) must be a multiple of 5 degrees"),
-    ("scale_q: 1.53\n", 2, "option 'scale_q' (1.53) must lie on the slider's grid"),
-    ("scale_k: 3\n", 2, "option 'scale_k' must be between 0.25 and 2, got 3"),
-    ("query: 狗\n", 2, "option 'query': '狗' is not a word of the widget (猫 追 老鼠)"),
-    ("colour: red\n", 2, "unknown option 'colour' for widget 'qkv-projection'"),
-])
+@pytest.mark.parametrize(
+    "body, line, message",
+    [
+        ("angle_q: 20\nangle_k: 7\n", 3, "option 'angle_k' (7) must be a multiple of 5 degrees"),
+        ("scale_q: 1.53\n", 2, "option 'scale_q' (1.53) must lie on the slider's grid"),
+        ("scale_k: 3\n", 2, "option 'scale_k' must be between 0.25 and 2, got 3"),
+        ("query: 狗\n", 2, "option 'query': '狗' is not a word of the widget (猫 追 老鼠)"),
+        ("colour: red\n", 2, "unknown option 'colour' for widget 'qkv-projection'"),
+    ],
+)
 def test_bad_options_are_reported_at_their_line(body: str, line: int, message: str) -> None:
     _, _, problems = projection_widget(body)
     assert len(problems) == 1, problems

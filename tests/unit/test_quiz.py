@@ -1,5 +1,6 @@
 """Quizzes, build side: the fixture file (markup and every bad-input message with its line), formulas and
 links inside quiz YAML reaching the site's math and link stages, and the course data progress relies on."""
+
 from __future__ import annotations
 
 import json
@@ -12,16 +13,22 @@ import yaml
 from tests.conftest import ROOT, BuildFailed, build
 from tests.plugin_harness import render_page, render_snippet
 
+
 def test_quiz_page_declares_ids_and_feature() -> None:
-    _, problems, facts = render_page("```{quiz}\nid: a-1\nquestion: 问\noptions:\n  - text: x\n    correct: true\n```\n")
+    _, problems, facts = render_page(
+        "```{quiz}\nid: a-1\nquestion: 问\noptions:\n  - text: x\n    correct: true\n```\n"
+    )
     assert problems == [] and facts.quiz_ids == ["a-1"]
     assert "quiz-a-1" in facts.extra_ids  # so `[测验](#quiz-a-1)` passes the link checker
     assert "quiz" in facts.features
 
 
 def test_links_inside_quiz_text_are_checked(make_content, tmp_path: Path) -> None:
-    make_content("p.md", "---\ntitle: 页\n---\n\n```{quiz}\nid: l\nquestion: 见 [别处](nowhere.html)\n"
-                         "options:\n  - text: a\n    correct: true\n    feedback: 见 [上文](#quiz-l)\n```\n")
+    make_content(
+        "p.md",
+        "---\ntitle: 页\n---\n\n```{quiz}\nid: l\nquestion: 见 [别处](nowhere.html)\n"
+        "options:\n  - text: a\n    correct: true\n    feedback: 见 [上文](#quiz-l)\n```\n",
+    )
     with pytest.raises(BuildFailed) as info:
         build(make_content.dir, tmp_path / "out")
     messages = [str(p) for p in info.value.problems.items]
@@ -34,16 +41,27 @@ def test_links_inside_quiz_text_are_checked(make_content, tmp_path: Path) -> Non
 def test_course_data_lists_pages_in_course_order_with_their_quizzes(make_content, tmp_path: Path) -> None:
     quiz = "```{{quiz}}\nid: {id}\nquestion: 问\noptions:\n  - text: a\n    correct: true\n```\n"
     make_content("b-explainer.md", "---\ntitle: 图解\nkind: explainer\n---\n" + quiz.format(id="e1"))
-    make_content("m2.md", "---\ntitle: 模块二\nkind: module\nmodule: 2\n---\n" + quiz.format(id="k1") + "\n" + quiz.format(id="k2"))
+    make_content(
+        "m2.md",
+        "---\ntitle: 模块二\nkind: module\nmodule: 2\n---\n" + quiz.format(id="k1") + "\n" + quiz.format(id="k2"),
+    )
     make_content("m1.md", "---\ntitle: 模块一\nkind: module\nmodule: 1\n---\n正文\n")
     out = tmp_path / "out"
     build(make_content.dir, out)
     html = (out / "index.html").read_text(encoding="utf-8")
-    data = json.loads(re.search(r'<script type="application/json" id="course-data">(.*?)</script>', html, re.S).group(1))
-    assert [(p["slug"], p["quizzes"]) for p in data["pages"]] == [("m1", []), ("m2", ["k1", "k2"]), ("b-explainer", ["e1"])]
+    data = json.loads(
+        re.search(r'<script type="application/json" id="course-data">(.*?)</script>', html, re.S).group(1)
+    )
+    assert [(p["slug"], p["quizzes"]) for p in data["pages"]] == [
+        ("m1", []),
+        ("m2", ["k1", "k2"]),
+        ("b-explainer", ["e1"]),
+    ]
     assert all(p["url"] == p["slug"] + ".html" for p in data["pages"])  # planned pages are not in the course data
     page = (out / "m2.html").read_text(encoding="utf-8")
-    assert '<button type="button" class="page-done-toggle">标记为已学完</button>' in page  # the label says what a click does
+    assert (
+        '<button type="button" class="page-done-toggle">标记为已学完</button>' in page
+    )  # the label says what a click does
 
 
 def test_every_quiz_in_the_course_is_valid_and_renders() -> None:

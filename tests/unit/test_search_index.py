@@ -1,12 +1,13 @@
 """Search index (builder/search_index.py) and the reading-time estimate."""
+
 from __future__ import annotations
 
 import json
 import re
 from pathlib import Path
 
-from builder.pages import reading_minutes
 from builder.bundle import browser_data_prefix
+from builder.pages import reading_minutes
 from builder.search_index import build_index, cjk_grams, index_script, latin_words, page_sections
 from tests.conftest import build
 
@@ -35,7 +36,15 @@ def test_sections_are_cut_at_headings_and_keep_only_readable_text() -> None:
 
 def test_cjk_text_is_indexed_by_characters_and_bigrams_latin_by_lowercase_words() -> None:
     assert cjk_grams("缩放点积 softmax 温度") == {"缩", "放", "点", "积", "缩放", "放点", "点积", "温", "度", "温度"}
-    assert latin_words("Scaled Dot-Product softmax(QK^T) 2017") == {"scaled", "dot", "product", "softmax", "qk", "t", "2017"}
+    assert latin_words("Scaled Dot-Product softmax(QK^T) 2017") == {
+        "scaled",
+        "dot",
+        "product",
+        "softmax",
+        "qk",
+        "t",
+        "2017",
+    }
 
 
 def test_postings_point_at_the_sections_that_contain_a_gram() -> None:
@@ -74,7 +83,7 @@ def test_built_site_embeds_the_index_and_links_it_with_a_content_hash(make_conte
     for page in ("index.html", "p.html"):
         html = (out / page).read_text(encoding="utf-8")
         assert re.search(r'data-search-index="assets/search-index\.js\?v=[0-9a-f]{10}"', html), page
-        assert "<script src=\"assets/search-index.js" not in html  # loaded lazily, on first search
+        assert '<script src="assets/search-index.js' not in html  # loaded lazily, on first search
 
 
 def test_reading_minutes_counts_chinese_characters_and_latin_words() -> None:
@@ -112,12 +121,16 @@ def test_fast_tokenizer_gives_exactly_what_html_parser_gives() -> None:
 
 
 def test_formula_stand_ins_change_nothing_wherever_the_formula_sits() -> None:
-    formula = ('<span class="katex"><span class="katex-mathml"><math><semantics><mrow><msup><mi>K</mi><mo>⊤</mo>'
-               '</msup><mspace width="1em"/><mtext>&lt;分&gt;</mtext></mrow><annotation encoding="application/x-tex">'
-               'K^\\top</annotation></semantics></math></span><span class="katex-html" aria-hidden="true"><span '
-               'class="base"><svg><path d="M0 0"/></svg>KVISUAL</span></span></span>')
-    body = (f'<p>开头 {formula} 中间</p><h2 id="f">标题 {formula}</h2><div class="widget-body">{formula}</div>'
-            f'<div class="cell-output"><span>{formula}</span></div><p>结尾{formula}</p>')
+    formula = (
+        '<span class="katex"><span class="katex-mathml"><math><semantics><mrow><msup><mi>K</mi><mo>⊤</mo>'
+        '</msup><mspace width="1em"/><mtext>&lt;分&gt;</mtext></mrow><annotation encoding="application/x-tex">'
+        'K^\\top</annotation></semantics></math></span><span class="katex-html" aria-hidden="true"><span '
+        'class="base"><svg><path d="M0 0"/></svg>KVISUAL</span></span></span>'
+    )
+    body = (
+        f'<p>开头 {formula} 中间</p><h2 id="f">标题 {formula}</h2><div class="widget-body">{formula}</div>'
+        f'<div class="cell-output"><span>{formula}</span></div><p>结尾{formula}</p>'
+    )
     fast = page_sections(body, [formula])
     assert fast == page_sections(body, reference=True)
     assert "KVISUAL" not in str(fast) and "开头 K⊤<分> 中间" in fast[0][2] and fast[1][0] == "标题 K⊤<分>"
@@ -130,7 +143,6 @@ def test_search_sections_of_the_real_course_equal_html_parser_s() -> None:
     from builder.errors import Problems
     from builder.model import BuildOptions
     from builder.search_index import _SectionSplitter
-
     from tests.conftest import TEST_CACHE
 
     options = BuildOptions(python_runtime=False, jobs=1, cache_dir=TEST_CACHE)  # the tests' cache: cells, formulas

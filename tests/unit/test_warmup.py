@@ -1,5 +1,6 @@
 """The runtime warm-up of a cold build (builder/runtime/warmup.py): started only when the cache has not been warmed
 for the current inputs, waited for in two steps (the cells' runtime first), ended when the build stops early."""
+
 from __future__ import annotations
 
 import time

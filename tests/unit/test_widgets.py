@@ -1,5 +1,6 @@
 """Widgets: option checking (fixture file tests/fixtures/widget.md), build-time data checked against
 attention_core, the embedded JSON, and bad input through a real build."""
+
 from __future__ import annotations
 
 import json
@@ -181,8 +182,16 @@ def test_static_heat_table_cells_carry_the_percent_and_the_exact_shade() -> None
 def test_css_number_is_the_same_number_written_briefly() -> None:
     from builder.widgets.fallback import css_number
 
-    assert [css_number(x) for x in (0.12, 1.0, 0.0, 0.004, 0.996, 0.1296, -0.5, -0.001)] == \
-        [".12", "1", "0", "0", "1", ".13", "-.5", "0"]
+    assert [css_number(x) for x in (0.12, 1.0, 0.0, 0.004, 0.996, 0.1296, -0.5, -0.001)] == [
+        ".12",
+        "1",
+        "0",
+        "0",
+        "1",
+        ".13",
+        "-.5",
+        "0",
+    ]
     assert css_number(12.3456, 3) == "12.346" and css_number(50.0, 3) == "50" and css_number(0.1296, 4) == ".1296"
 
 
@@ -224,11 +233,13 @@ def test_bad_widgets_fail_the_build_with_lines_and_leave_the_site_untouched(make
         build(make_content.dir, out, cache_dir=tmp_path / "cache")
     page = str(make_content.dir / "bad.md")  # outside the project the path is absolute
     problems = {str(p) for p in info.value.problems.items if p.code == Code.WIDGET}
-    assert problems == {f"{page}:{rest}" for rest in (
-        "8: unknown option 'colour' for widget 'heatmap' (allowed: examples, mask) [widget]",
-        "12: option 'value' (9) must be between min (0.2) and max (4) [widget]",
-        "15: unknown widget 'spinner' (known: activation-plot, bigram, bigram-mlp, ffn-gate, generation-tree, heatmap, kv-cache, linear-collapse, model-attention, multi-head, next-token, param-count, positional-encoding, qk-vectors, qkv-projection, query-focus, step-calculator, temperature, transformer-flow) [widget]",
-    )}, problems
+    assert problems == {
+        f"{page}:{rest}"
+        for rest in (
+            "8: unknown option 'colour' for widget 'heatmap' (allowed: examples, mask) [widget]",
+            "12: option 'value' (9) must be between min (0.2) and max (4) [widget]",
+            "15: unknown widget 'spinner' (known: activation-plot, bigram, bigram-mlp, ffn-gate, generation-tree, heatmap, kv-cache, linear-collapse, model-attention, multi-head, next-token, param-count, positional-encoding, qk-vectors, qkv-projection, query-focus, step-calculator, temperature, transformer-flow) [widget]",
+        )
+    }, problems
     assert sorted(p.name for p in out.iterdir()) == ["previous.html"]
     assert (out / "previous.html").read_text(encoding="utf-8") == "old site"
-

@@ -1,5 +1,6 @@
 """A stand-in for the runtime warm-up's job (tests/unit/test_warmup.py), in a module of its own: the spawned process
 imports it, and it must not import tests/conftest.py (which points the runtime's cache at the tests' shared one)."""
+
 from __future__ import annotations
 
 import time

@@ -5,11 +5,11 @@
 Cold = a fresh browser context (empty HTTP cache); warm = a reload in the same context.
 Not a test (numbers depend on the machine); the e2e tests assert the behaviour.
 """
+
 from __future__ import annotations
 
 import argparse
 import functools
-import http.server
 import json
 import socketserver
 import statistics
@@ -48,7 +48,11 @@ def main() -> None:
         out: dict = {"bytes_first_load": {"http": info.http_bytes + rt_js, "file": info.file_bytes + rt_js}}
         with sync_playwright() as p:
             exe = _chromium()
-            browser = p.chromium.launch(executable_path=exe, args=CHROMIUM_ARGS) if exe else p.chromium.launch(args=CHROMIUM_ARGS)
+            browser = (
+                p.chromium.launch(executable_path=exe, args=CHROMIUM_ARGS)
+                if exe
+                else p.chromium.launch(args=CHROMIUM_ARGS)
+            )
             for transport, base in bases.items():
                 cold, warm, stop_short, stop_long = [], [], [], []
                 for _ in range(args.runs):
@@ -62,15 +66,31 @@ def main() -> None:
                     stop_short.append(page.evaluate(STOP.replace("DELAY", "300"))[1])
                     stop_long.append(page.evaluate(STOP.replace("DELAY", "6000"))[1])
                     ctx.close()
-                    print(transport, "cold", round(cold[-1]), "warm", round(warm[-1]), "stop", round(stop_short[-1]),
-                          round(stop_long[-1]), file=sys.stderr, flush=True)
+                    print(
+                        transport,
+                        "cold",
+                        round(cold[-1]),
+                        "warm",
+                        round(warm[-1]),
+                        "stop",
+                        round(stop_short[-1]),
+                        round(stop_long[-1]),
+                        file=sys.stderr,
+                        flush=True,
+                    )
                 med = lambda xs: round(statistics.median(xs))  # noqa: E731
-                out[transport] = {"cold_ms": med(cold), "warm_ms": med(warm),
-                                  "stop_after_0.3s_loop_to_print_ms": med(stop_short),
-                                  "stop_after_6s_loop_to_print_ms": med(stop_long),
-                                  "raw": {"cold": [round(x) for x in cold], "warm": [round(x) for x in warm],
-                                          "stop_short": [round(x) for x in stop_short],
-                                          "stop_long": [round(x) for x in stop_long]}}
+                out[transport] = {
+                    "cold_ms": med(cold),
+                    "warm_ms": med(warm),
+                    "stop_after_0.3s_loop_to_print_ms": med(stop_short),
+                    "stop_after_6s_loop_to_print_ms": med(stop_long),
+                    "raw": {
+                        "cold": [round(x) for x in cold],
+                        "warm": [round(x) for x in warm],
+                        "stop_short": [round(x) for x in stop_short],
+                        "stop_long": [round(x) for x in stop_long],
+                    },
+                }
             browser.close()
         server.shutdown()
     print(json.dumps(out, indent=2))

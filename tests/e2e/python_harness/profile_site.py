@@ -9,6 +9,7 @@ the runtime's own milestones (`Course.python.getRuntime().timings`: main-thread 
 clock), the click → first-output time and the longest main-thread task while loading; then a new page in
 the same context (warm) and 停止 after a short loop.  Not a test: numbers depend on the machine's load.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -70,6 +71,7 @@ def main() -> int:
     else:
         from builder.model import BuildOptions
         from builder.pipeline import build_site
+
         site = Path(tempfile.mkdtemp(prefix="pyprofile-")) / "site"
         build_site(BuildOptions.with_defaults(out_dir=site))
         print(f"built {site}", file=sys.stderr)
@@ -79,15 +81,18 @@ def main() -> int:
     print("uptime:", os.popen("uptime").read().strip())
     with sync_playwright() as p:
         exe = chromium_executable()
-        browser = p.chromium.launch(executable_path=exe, args=CHROMIUM_ARGS) if exe else p.chromium.launch(args=CHROMIUM_ARGS)
+        browser = (
+            p.chromium.launch(executable_path=exe, args=CHROMIUM_ARGS) if exe else p.chromium.launch(args=CHROMIUM_ARGS)
+        )
         for scheme in args.schemes.split(","):
             url = bases[scheme] + page_name
             cold, warm, longest, stop = [], [], [], []
             for _ in range(args.runs):
                 opts = dict(viewport={"width": 1280, "height": 800}, locale="zh-CN", service_workers="block")
                 if args.persistent:
-                    ctx = p.chromium.launch_persistent_context(tempfile.mkdtemp(prefix="pyprofile-user-"), args=CHROMIUM_ARGS,
-                                                               executable_path=exe, **opts)
+                    ctx = p.chromium.launch_persistent_context(
+                        tempfile.mkdtemp(prefix="pyprofile-user-"), args=CHROMIUM_ARGS, executable_path=exe, **opts
+                    )
                 else:
                     ctx = browser.new_context(**opts)
                 a = one_visit(ctx, url)
@@ -95,16 +100,30 @@ def main() -> int:
                 b = one_visit(ctx, url)
                 s = b["page"].evaluate(STOP_AFTER_SHORT_LOOP, args.stop_delay)
                 ctx.close()
-                cold.append(a["ms"]), warm.append(b["ms"]), longest.append(max(a["long"], default=0)), stop.append(s["output"])
+                (
+                    cold.append(a["ms"]),
+                    warm.append(b["ms"]),
+                    longest.append(max(a["long"], default=0)),
+                    stop.append(s["output"]),
+                )
                 for name, r in (("cold", a), ("warm", b)):
                     marks = " ".join(f"{label}={t - r['t0']:.0f}" for label, t in r["timings"])
-                    marks += "  long tasks (start+ms): " + " ".join(f"{s - r['t0']:.0f}+{d:.0f}" for s, d in r["long_at"])
-                    print(f"{scheme} {name}: first output {r['ms']:.0f} ms, longest task {max(r['long'], default=0):.0f} ms"
-                          f" ({len(r['long'])} long)\n    {marks}", flush=True)
-                print(f"{scheme} stop after {args.stop_delay} ms loop: ready {s['ready']:.0f} ms, print(1+1) {s['output']:.0f} ms")
+                    marks += "  long tasks (start+ms): " + " ".join(
+                        f"{s - r['t0']:.0f}+{d:.0f}" for s, d in r["long_at"]
+                    )
+                    print(
+                        f"{scheme} {name}: first output {r['ms']:.0f} ms, longest task {max(r['long'], default=0):.0f} ms"
+                        f" ({len(r['long'])} long)\n    {marks}",
+                        flush=True,
+                    )
+                print(
+                    f"{scheme} stop after {args.stop_delay} ms loop: ready {s['ready']:.0f} ms, print(1+1) {s['output']:.0f} ms"
+                )
             med = statistics.median
-            print(f"== {scheme}: cold {med(cold):.0f} warm {med(warm):.0f} longest task {max(longest):.0f} "
-                  f"stop→print {med(stop):.0f} ms   ({time.strftime('%H:%M:%S')}, {os.popen('uptime').read().strip()})\n")
+            print(
+                f"== {scheme}: cold {med(cold):.0f} warm {med(warm):.0f} longest task {max(longest):.0f} "
+                f"stop→print {med(stop):.0f} ms   ({time.strftime('%H:%M:%S')}, {os.popen('uptime').read().strip()})\n"
+            )
         browser.close()
     server.shutdown()
     return 0

@@ -16,10 +16,10 @@ from typing import Any
 
 from markdown_it.common.utils import escapeHtml
 
-from .. import poetry_lm
+from attention_course.poems import ngram_lm as poetry_lm
 from ..bundle import browser_data_script, widget_data_script
-from ..corpus import CorpusError
-from ..real_model import digest_of
+from attention_course.poems.corpus import CorpusError
+from attention_course.smollm2 import digest_of
 from .fallback import css_number, ink_classes, note_html, percent_row
 from .quote import quote_named
 from .schema import Option, Widget, WidgetDataError

@@ -12,8 +12,8 @@ from markdown_it.common.utils import escapeHtml
 from attention_core.activations import silu_minimum
 from attention_core.models.sentences import SENTENCES, get_sentence
 
-from .. import real_model
-from ..model_weights import ModelWeightsError
+from attention_course import smollm2 as real_model
+from attention_course.smollm2.weights import ModelWeightsError
 from .fallback import fmt, note_html
 from .quote import quote_named
 from .schema import Option, Widget, WidgetDataError

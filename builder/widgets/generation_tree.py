@@ -14,9 +14,9 @@ from typing import Any
 
 from markdown_it.common.utils import escapeHtml
 
-from .. import real_model
+from attention_course import smollm2 as real_model
 from ..bundle import browser_data_script
-from ..model_weights import ModelWeightsError
+from attention_course.smollm2.weights import ModelWeightsError
 from .fallback import bars_list, percent_row, round_significant
 from .schema import Option, OptionError, Widget, WidgetDataError
 from .transformer_flow import shown_token

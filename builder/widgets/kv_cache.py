@@ -14,8 +14,8 @@ from markdown_it.common.utils import escapeHtml
 
 from attention_core.qkv import BYTES_PER_VALUE, PUBLISHED_CONFIGS, ModelShape
 
-from .. import real_model
-from ..model_weights import ModelWeightsError
+from attention_course import smollm2 as real_model
+from attention_course.smollm2.weights import ModelWeightsError
 from .fallback import note_html
 from .quote import quote_named
 from .schema import Option, Widget, WidgetDataError

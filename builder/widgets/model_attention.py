@@ -19,9 +19,9 @@ from markdown_it.common.utils import escapeHtml
 
 from attention_core.models.sentences import SENTENCES, Sentence, get_sentence
 
-from .. import real_model
+from attention_course import smollm2 as real_model
 from ..bundle import browser_data_script
-from ..model_weights import ModelWeightsError
+from attention_course.smollm2.weights import ModelWeightsError
 from .fallback import css_number, ink_classes, note_html
 from .schema import Option, OptionError, Widget, WidgetDataError
 

@@ -21,8 +21,8 @@ from attention_core.core import causal_mask, softmax
 from attention_core.models.sentences import SENTENCES, get_sentence
 from attention_core.qkv import pca_plane
 
-from .. import real_model
-from ..model_weights import ModelWeightsError
+from attention_course import smollm2 as real_model
+from attention_course.smollm2.weights import ModelWeightsError
 from .fallback import fmt, note_html, percent_row
 from .quote import quote_named
 from .schema import Option, OptionError, Widget, WidgetDataError

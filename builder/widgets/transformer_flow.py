@@ -13,8 +13,8 @@ from typing import Any
 
 from markdown_it.common.utils import escapeHtml
 
-from .. import real_model
-from ..model_weights import ModelWeightsError
+from attention_course import smollm2 as real_model
+from attention_course.smollm2.weights import ModelWeightsError
 from .fallback import percent
 from .schema import Option, OptionError, Widget, WidgetDataError
 

@@ -47,7 +47,7 @@ def test_unknown_fact_is_an_error_at_its_line(make_content, tmp_path):
 
 
 def test_module04_page_quotes_the_data(tmp_path):
-    from builder import poetry_lm
+    from attention_course.poems import ngram_lm
     from builder.model import BuildOptions
 
     out = tmp_path / "site"

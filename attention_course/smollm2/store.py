@@ -16,9 +16,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TypeVar
 
-from .. import cache as cachestore
-from ..model import BuildOptions
-from ..model_weights import GGUF_SHA256, MODELS_DIR, ensure_smollm2
+import attention_core.models
+from builder import cache as cachestore
+from builder.model import BuildOptions
+
+from .weights import GGUF_SHA256, MODELS_DIR, ensure_smollm2
 
 T = TypeVar("T")
 
@@ -29,7 +31,7 @@ MODEL_DIR_ENV = "COURSE_MODEL_DIR"
 `<cache dir>/models`, the same folder builder.model_weights downloads into."""
 
 _PACKAGE = Path(__file__).resolve().parent
-_MODELS_CODE = _PACKAGE.parent.parent / "attention_core" / "models"
+_MODELS_CODE = Path(attention_core.models.__file__).parent
 
 
 class ModelInputError(ValueError):

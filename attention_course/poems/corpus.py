@@ -24,9 +24,9 @@ import tarfile
 import tempfile
 from pathlib import Path
 
-from .cache import file_lock
-from .model import BuildOptions
-from .runtime.verify import RuntimeAssetError, sha256_file
+from builder.cache import file_lock
+from builder.model import BuildOptions
+from builder.runtime.verify import RuntimeAssetError, sha256_file
 
 PACKAGE = "chinese-poetry@2.0.1"
 TARBALL_SHA256 = "25b549e46919c3a0569db6b68ddc96956b04a484ea4518ad2bbd4f137e307e86"
@@ -46,7 +46,7 @@ def corpus_dir(options: BuildOptions) -> Path:
     override = os.environ.get(CORPUS_DIR_ENV)
     if override:
         return Path(override)
-    from .real_model import model_dir  # the same machine-wide folder as the model's
+    from ..smollm2 import model_dir  # the same machine-wide folder as the model's
 
     return model_dir(options).parent / "corpora"
 

@@ -8,8 +8,10 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import cache as cachestore
-from ..model import BuildOptions
+import attention_core.activations
+from builder import cache as cachestore
+from builder.model import BuildOptions
+
 from .store import cached_result, check_text, loaded_model, model_path
 
 
@@ -81,7 +83,7 @@ def query_key_run(options: BuildOptions, text: str, layer: int) -> QueryKeyRun:
 
 GATE_NEAR_ZERO = 0.05  # |SiLU(gate)| below this counts as a gate that is (almost) shut
 GATE_BINS = (-4.0, 4.0, 40)  # the histogram of gate pre-activations: 40 bins of 0.2 on [−4, 4], the ends open
-_ACTIVATIONS_CODE = Path(__file__).resolve().parent.parent.parent / "attention_core" / "activations.py"
+_ACTIVATIONS_CODE = Path(attention_core.activations.__file__)
 
 
 @dataclass(frozen=True)

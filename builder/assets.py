@@ -12,12 +12,12 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from .bundle import BundleError, bundle_front_end
+from .course import Course
 from .errors import AssetError
 from .katex import katex_files
 from .model import BuildOptions, Page
 from .runtime import completions_script, prepare_python_runtime
 from .runtime import warmup as runtime_warmup
-from .widgets import all_widgets
 
 
 def short_hash(data: bytes) -> str:
@@ -36,49 +36,45 @@ def css_bundle_name(needs: Iterable[str]) -> str:
 def theme_css(minified: dict[str, str]) -> dict[str, bytes]:
     """One stylesheet per combination of OPTIONAL_CSS (each page links the one for what it has, templates/base.html):
     base.css first, then the theme's other stylesheets in name order, each minified — a page's bundle is the
-    full list less the optional sheets it does not need, so the cascade order is the same on every page."""
-    kinds = {name: text for name, text in minified.items() if name.startswith(WIDGET_CSS_DIR)}
-    ordered = dict(
-        sorted(
-            ((n, t) for n, t in minified.items() if n not in kinds), key=lambda item: (item[0] != "base.css", item[0])
-        )
-    )
+    full list less the optional sheets it does not need, so the cascade order is the same on every page.
+    `minified`: {file name in theme/css: text}."""
+    ordered = dict(sorted(minified.items(), key=lambda item: (item[0] != "base.css", item[0])))
     optional = [name for name in ordered if name in OPTIONAL_CSS]
     bundles = {}
     for k in range(len(optional) + 1):
         for chosen in itertools.combinations(optional, k):
             css = "".join(text for name, text in ordered.items() if name not in OPTIONAL_CSS or name in chosen)
             bundles[f"assets/{css_bundle_name(OPTIONAL_CSS[n] for n in chosen)}"] = css.encode("utf-8")
-    for name, text in kinds.items():
-        bundles[f"assets/{widget_css_asset(Path(name).stem)}"] = text.encode("utf-8")
     return bundles
 
 
-WIDGET_CSS_DIR = "widgets/"  # theme/css/widgets/<name>.css: one widget kind's (or a few kinds') own rules
+def widget_css_asset(kind: str) -> str:
+    """A widget kind's own stylesheet (its folder's style.css) in the site: "widgets-qkv-projection.css" (assets/,
+    its URL key); pages link the ones `Course.stylesheets` names."""
+    return f"widgets-{kind}.css"
 
 
-def widget_css_asset(stylesheet: str) -> str:
-    """A widget kind's own stylesheet (Widget.stylesheet) in the site: "widgets-qkv.css" (assets/, its URL key)."""
-    return f"widgets-{stylesheet}.css"
-
-
-def build_assets(options: BuildOptions) -> dict[str, bytes]:
-    """Every asset but the Python runtime's large files: the theme's scripts and stylesheets (one esbuild run,
-    builder/bundle.py), KaTeX's files, the theme's static files, the editor's NumPy completions."""
-    css_files = sorted((options.theme_dir / "css").glob("*.css")) + sorted(
-        (options.theme_dir / "css" / "widgets").glob("*.css")
-    )
+def build_assets(options: BuildOptions, course: Course) -> dict[str, bytes]:
+    """Every asset but the Python runtime's large files: the theme's scripts and stylesheets and the course's
+    widget kinds' (one esbuild run, builder/bundle.py), KaTeX's files, the theme's static files, the editor's
+    completions."""
+    theme_sheets = sorted((options.theme_dir / "css").glob("*.css"))
+    widget_sheets = {
+        name: folder / "style.css" for name, folder in course.widget_folders.items() if (folder / "style.css").is_file()
+    }
     try:
         files, minified = bundle_front_end(
             options.root,
             options.theme_dir,
-            widgets=sorted(all_widgets()),
+            widgets=course.widget_folders,
             python_runtime=options.python_runtime,
-            css_files=css_files,
+            css_files=theme_sheets + sorted(widget_sheets.values()),
         )
     except BundleError as exc:
         raise AssetError("theme/js", str(exc)) from exc
-    files.update(theme_css(minified))
+    files.update(theme_css({path.name: minified[path] for path in theme_sheets}))
+    for name, path in widget_sheets.items():
+        files[f"assets/{widget_css_asset(name)}"] = minified[path].encode("utf-8")
     files.update(katex_files(options.root))
     static = options.theme_dir / "static"
     for extra in sorted(static.glob("*")) if static.exists() else []:

@@ -2,11 +2,14 @@
 // scripts, plus the theme's stylesheets minified. Classic IIFE scripts, not ES modules, because
 // <script type="module"> does not load from file://.
 //
-//   node bundle.mjs <spec.json>     spec: { esbuild, outdir, minify, entries: [{out, path} | {out, widget}], css: [path] }
+//   node bundle.mjs <spec.json>     spec: { esbuild, outdir, minify, themeJs, entries: [{out, path, widget?}], css: [path] }
+//
+// A widget kind's module imports the theme's helpers as `@theme/…` (e.g. `@theme/widgets/common.js`): the course's
+// folders are outside the theme, and this keeps the path the same wherever they are.
 //
 // Two kinds of entry are made here rather than kept as files:
-// * `{widget: name}` — the page script of one widget kind: it mounts theme/js/widgets/<name>.js on every
-//   `.widget[data-widget=name]` (builder/widgets/ has the Python side; the list comes from its registry);
+// * `{widget: name, path}` — the page script of one widget kind: it mounts the kind's `widget.js` (`path`, in the
+//   course's folder for the kind: builder/course.py) on every `.widget[data-widget=name]`;
 // * an import ending in `?bundle-text` — that module bundled on its own and imported as its code (a string): the
 //   Python runtime starts its workers from those strings through blob: URLs (they cannot be files on file://).
 // Prints JSON {files: {relative name: text}, css: {path: text}}: nothing is written, bundle.py puts it in the site.
@@ -25,11 +28,15 @@ const widgetEntries = {
   setup(build) {
     build.onResolve({ filter: /^widget-entry:/ }, (args) => ({ path: args.path.slice("widget-entry:".length),
       namespace: "widget-entry" }));
-    build.onLoad({ filter: /.*/, namespace: "widget-entry" }, (args) => ({
-      resolveDir: spec.widgetsDir,
-      contents: `import { mountWidgets } from "./index.js";\nimport { mount } from ${JSON.stringify(`./${args.path}.js`)};\n`
-        + `mountWidgets(document, ${JSON.stringify(args.path)}, mount);\n`,
-    }));
+    build.onLoad({ filter: /.*/, namespace: "widget-entry" }, (args) => {
+      const entry = spec.entries.find((e) => e.widget === args.path);
+      return {
+        resolveDir: path.join(spec.themeJs, "widgets"),
+        contents: `import { mountWidgets } from "./index.js";\nimport { mount } from ${JSON.stringify(entry.path)};\n`
+          + `mountWidgets(document, ${JSON.stringify(args.path)}, mount);\n`,
+      };
+    });
+    build.onResolve({ filter: /^@theme\// }, (args) => ({ path: path.join(spec.themeJs, args.path.slice("@theme/".length)) }));
   },
 };
 
@@ -45,7 +52,7 @@ const bundleText = {
   },
 };
 
-const entryPoints = spec.entries.map((e) => ({ in: e.path || `widget-entry:${e.widget}`, out: e.out }));
+const entryPoints = spec.entries.map((e) => ({ in: e.widget ? `widget-entry:${e.widget}` : e.path, out: e.out }));
 let result;
 try {
   result = await esbuild.build({ ...common, entryPoints, outdir: spec.outdir, write: false, plugins: [widgetEntries, bundleText] });

@@ -3,7 +3,7 @@ classic IIFE script and minifies the theme's stylesheets.
 
 Classic scripts, not ES modules, because `<script type="module">` does not load from file://. The entry points:
 each top-level theme/js/*.js (site.js, cells.js, editor.js, search.js) → assets/<name>.js; one page script per
-widget kind → assets/widget-<name>.js (made by bundle.mjs from the widget registry); and, with the Python
+widget kind → assets/widget-<name>.js (made by bundle.mjs from the kind's folder's widget.js); and, with the Python
 runtime, theme/js/python-runtime.js → assets/python/python-runtime.js. The output is deterministic for the same
 inputs (no timestamps, no absolute paths).
 """
@@ -90,14 +90,14 @@ def bundle_front_end(
     root: Path,
     theme_dir: Path,
     *,
-    widgets: list[str],
+    widgets: dict[str, Path],
     python_runtime: bool,
     css_files: list[Path] = (),
     page_scripts: bool = True,
     minify: bool = True,
 ) -> tuple[dict[str, bytes], dict[str, str]]:
     """({"assets/site.js": bytes, …, "assets/widget-<name>.js": …, "assets/python/python-runtime.js": …},
-    {stylesheet name: minified text}) from one esbuild run. `page_scripts=False` leaves out the top-level
+    {stylesheet path: minified text}) from one esbuild run. `page_scripts=False` leaves out the top-level
     theme/js/*.js entries (a runtime bundled on its own)."""
     js_dir = theme_dir / "js"
     entries: list[dict] = [
@@ -105,7 +105,10 @@ def bundle_front_end(
         for p in sorted(js_dir.glob("*.js"))
         if page_scripts and p.name != PYTHON_RUNTIME_ENTRY
     ]
-    entries += [{"out": f"widget-{name}", "widget": name} for name in widgets]
+    entries += [
+        {"out": f"widget-{name}", "widget": name, "path": str(folder / "widget.js")}
+        for name, folder in sorted(widgets.items())
+    ]
     if python_runtime:
         entries.append({"out": "python/python-runtime", "path": str(js_dir / PYTHON_RUNTIME_ENTRY)})
     result = _run(
@@ -114,16 +117,11 @@ def bundle_front_end(
             "entries": entries,
             "css": [str(p) for p in css_files],
             "minify": minify,
-            "widgetsDir": str(js_dir / "widgets"),
+            "themeJs": str(js_dir),
         },
     )
     scripts = {f"assets/{name}": text.encode("utf-8") for name, text in sorted(result["files"].items())}
-    css_dir = theme_dir / "css"  # keys: "base.css", …, "widgets/qkv.css" (a kind's own sheet)
-    css = {
-        (Path(path).relative_to(css_dir).as_posix() if Path(path).is_relative_to(css_dir) else Path(path).name): text
-        for path, text in result["css"].items()
-    }
-    return scripts, css
+    return scripts, {Path(path): text for path, text in result["css"].items()}
 
 
 def esbuild_minify_css(root: Path, css: str) -> str:
@@ -131,4 +129,4 @@ def esbuild_minify_css(root: Path, css: str) -> str:
     with tempfile.TemporaryDirectory(prefix="css-") as tmp:
         path = Path(tmp) / "style.css"
         path.write_text(css, "utf-8")
-        return _run(root, {"entries": [], "css": [str(path)], "minify": True, "widgetsDir": tmp})["css"][str(path)]
+        return _run(root, {"entries": [], "css": [str(path)], "minify": True, "themeJs": tmp})["css"][str(path)]

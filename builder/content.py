@@ -34,6 +34,10 @@ def _is_slug(v: Any) -> bool:
     return isinstance(v, str) and bool(SLUG_RE.match(v))
 
 
+def _is_module_name(v: Any) -> bool:
+    return isinstance(v, str) and all(part.isidentifier() for part in v.split("."))
+
+
 def _is_str_list(v: Any) -> bool:
     return isinstance(v, list) and all(_is_str(x) for x in v)
 
@@ -321,6 +325,7 @@ def load_site(content_dir: Path, root: Path, problems: Problems) -> SiteSource:
             schema = {
                 "series": (_is_str, "a non-empty string"),
                 "title": (_is_str, "a non-empty string"),
+                "course": (_is_module_name, "a Python package name, e.g. attention_course"),
                 "planned": (
                     lambda v: isinstance(v, list) and all(isinstance(x, dict) for x in v),
                     "a list of mappings",

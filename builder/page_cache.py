@@ -3,7 +3,7 @@ builder/pipeline.py `body_stages`): a page whose inputs are unchanged is restore
 
 A page's body (Markdown → HTML, with math, figures, widgets, code cells, quizzes) depends only on
 * the page file itself (front matter + body, its path and first body line),
-* the build code and everything the plugins read: builder/, attention_core/ (widget data, cells),
+* the build code and everything the plugins read: builder/, the course package and its browser packages,
   pyproject.toml (pinned library versions), every non-Markdown file of content/ (site.yml's planned
   pages, figures), the KaTeX version;
 so its cache key is the hash of exactly those. A hit restores the HTML and the page's facts (PageFacts), so the
@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from . import cache as cachestore
+from .course import load_course
 from .errors import Problem, Problems
 from .katex import KATEX_VERSION
 from .model import BuildOptions, Page, PageFacts, SiteSource, SourcePage
@@ -50,7 +51,9 @@ def body_fingerprint(options: BuildOptions) -> str:
     root = options.root
     return cachestore.digest(
         f"schema={cachestore.SCHEMA} katex={KATEX_VERSION} runtime={options.python_runtime}",
-        cachestore.tree_digest([BUILDER_DIR, root / "attention_core", root / "pyproject.toml"]),
+        cachestore.tree_digest(
+            [BUILDER_DIR, *load_course(options.content_dir, root).code_paths(), root / "pyproject.toml"]
+        ),
         cachestore.tree_digest([options.content_dir], skip=lambda p: p.suffix == ".md"),
     )
 

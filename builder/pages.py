@@ -181,8 +181,10 @@ def render_pages(
     problems: Problems,
     asset_urls: dict[str, str],
     store: cachestore.BuildCache | None = None,
+    stylesheets: Callable[[set[str]], list[str]] = lambda kinds: [],
 ) -> dict[str, bytes]:
-    """{"<slug>.html": bytes} for every page.
+    """{"<slug>.html": bytes} for every page. `stylesheets(widget kinds)`: the kinds whose own style sheets a
+    page with those widgets links, in order (`Course.stylesheets`).
 
     With `store`, each page's HTML is cached under the hash of everything its template context holds: the
     page's body cache key (body HTML and facts: toc, features…), its own/prev/next navigation
@@ -246,6 +248,7 @@ def render_pages(
                 problems,
                 content=BODY_PLACEHOLDER,
                 font_preloads=preloads,
+                stylesheets=stylesheets,
             )
             if html is not None and BODY_PLACEHOLDER not in html:
                 html = render_page(
@@ -258,6 +261,7 @@ def render_pages(
                     context_assets,
                     problems,
                     font_preloads=preloads,
+                    stylesheets=stylesheets,
                 )
             if html is None:
                 continue
@@ -319,6 +323,11 @@ def font_preloads_for(
     return preloads
 
 
+def widget_kinds(features: set[str]) -> set[str]:
+    """The widget kinds a page has, from its features (`widget-<kind>`, `lazy-widget-<kind>`)."""
+    return {f.split("widget-", 1)[1] for f in features if f.startswith(("widget-", "lazy-widget-"))}
+
+
 def render_page(
     env: jinja2.Environment,
     site: SiteSource,
@@ -330,6 +339,7 @@ def render_page(
     problems: Problems,
     content: str | None = None,
     font_preloads: list[str] | None = None,
+    stylesheets: Callable[[set[str]], list[str]] = lambda kinds: [],
 ) -> str | None:
     """The page's complete HTML; with `content`, that text stands in for the page body. `font_preloads`:
     URLs of the KaTeX font files the page's formulas use (builder/katex/fonts.py)."""
@@ -345,6 +355,7 @@ def render_page(
             "summary": meta.get("summary"),
             "item": items[page.source.slug],
             "features": sorted(page.features),
+            "widget_sheets": stylesheets(widget_kinds(page.features)),
             "source": page.source.rel,
         },
         "content": page.body_html if content is None else content,

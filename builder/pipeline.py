@@ -23,6 +23,7 @@ from . import assets, checks, katex, output, page_cache, pages, search_index
 from . import cache as cachestore
 from .cells import render_cell, run_cells_of_pages
 from .content import load_glossary, load_site
+from .course import CourseError, load_course
 from .errors import AssetError, BuildFailed, Code, Problems
 from .katex.shared_paths import share_svg_paths
 from .markdown import create_markdown
@@ -102,12 +103,17 @@ def load(options: BuildOptions, problems: Problems) -> SiteSource:
     )
     before = len(problems)
     with cachestore.open_cache(options.cache_dir) as store:
-        return cachestore.cached(
+        site = cachestore.cached(
             store,
             key,
             lambda: load_site(options.content_dir, options.root, problems),
             keep=lambda _: len(problems) == before,
         )
+    try:
+        load_course(options.content_dir, options.root)  # its widgets, plugins and packages (builder/course.py)
+    except CourseError as exc:
+        problems.items.append(exc.problem)
+    return site
 
 
 def start_runtime_warmup(options: BuildOptions, site: SiteSource) -> None:
@@ -127,13 +133,16 @@ def start_runtime_warmup(options: BuildOptions, site: SiteSource) -> None:
 def markdown_parser(options: BuildOptions) -> MarkdownIt:
     # The glossary's problems are reported by the load stage; here it is only read.
     glossary = load_glossary(options.content_dir, options.root, Problems())
+    course = load_course(options.content_dir, options.root)
     return create_markdown(
         content_dir=options.content_dir,
-        prepare_widget=partial(prepare_widget, build=options),
+        prepare_widget=partial(prepare_widget, build=options, course=course),
         render_widget=render_widget,
         render_cell=render_cell,
         quote_widget=quote_widget,
         glossary=glossary,
+        cell_widgets=course.cell_widgets,
+        plugins=course.markdown_plugins,
     )
 
 
@@ -211,9 +220,11 @@ def render_body(md: MarkdownIt, page: Page) -> None:
 
 
 def build_assets(options: BuildOptions, problems: Problems) -> dict[str, bytes]:
-    """Theme CSS/JS bundles, KaTeX's files and the runtime script: re-built when the theme, the build code,
-    attention_core or the installed front-end packages (package-lock.json) change."""
+    """Theme CSS/JS bundles, the course's widget scripts and sheets, KaTeX's files and the runtime script:
+    re-built when the theme, the build code, the course's code or the installed front-end packages
+    (package-lock.json) change."""
     root = options.root
+    course = load_course(options.content_dir, root)
     key = cachestore.digest(
         "assets",
         f"runtime={options.python_runtime} pyodide={options.pyodide_dir}",
@@ -221,7 +232,7 @@ def build_assets(options: BuildOptions, problems: Problems) -> dict[str, bytes]:
             [
                 options.theme_dir,
                 Path(__file__).parent,
-                root / "attention_core",
+                *course.code_paths(),
                 root / "package-lock.json",
                 root / "node_modules" / "katex" / "package.json",
             ]
@@ -229,7 +240,7 @@ def build_assets(options: BuildOptions, problems: Problems) -> dict[str, bytes]:
     )
     try:
         with cachestore.open_cache(options.cache_dir) as store:
-            return cachestore.cached(store, key, lambda: assets.build_assets(options))
+            return cachestore.cached(store, key, lambda: assets.build_assets(options, course))
     except AssetError as exc:
         problems.add(Code.ASSET, exc.path, None, str(exc))
         return {}
@@ -258,7 +269,8 @@ def pages_stage(
 ) -> dict[str, bytes]:
     """Complete HTML pages (Jinja2 templates around the bodies), each cached by its whole template context."""
     with cachestore.open_cache(options.cache_dir) as store:
-        return pages.render_pages(site, built, options, problems, asset_urls, store=store)
+        stylesheets = load_course(options.content_dir, options.root).stylesheets
+        return pages.render_pages(site, built, options, problems, asset_urls, store=store, stylesheets=stylesheets)
 
 
 def write(options: BuildOptions, files: dict[str, bytes], built: list[Page], problems: Problems) -> None:

@@ -1,6 +1,6 @@
 """Authoring server: `python build.py --serve [--port N]`.
 
-Builds, serves the output folder on 127.0.0.1, watches content/, theme/ and attention_core/ (watchfiles),
+Builds, serves the output folder on 127.0.0.1, watches content/, theme/ and the course's code (watchfiles),
 rebuilds on every change — only what changed is re-done, thanks to the build caches, which this long-lived
 process also keeps in memory — and tells open pages over Server-Sent Events:
 
@@ -24,6 +24,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from .course import CourseError, load_course
 from .errors import BuildFailed
 from .model import BuildOptions
 from .pipeline import build_site
@@ -204,6 +205,14 @@ class _Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
         super().handle_error(request, client_address)
 
 
+def course_paths(options: BuildOptions) -> list[Path]:
+    """The course's code, watched like the content (none if it cannot be loaded: the build reports why)."""
+    try:
+        return load_course(options.content_dir, options.root).code_paths()
+    except CourseError:
+        return []
+
+
 class DevServer:
     """Build + serve + watch. `start()` runs in background threads (tests); `serve_forever()` blocks (CLI)."""
 
@@ -220,7 +229,7 @@ class DevServer:
         self.state = LiveState()
         self.stopping = threading.Event()
         self.watch_paths = watch_paths or [
-            p for p in (options.content_dir, options.theme_dir, options.root / "attention_core") if p.exists()
+            p for p in (options.content_dir, options.theme_dir, *course_paths(options)) if p.exists()
         ]
         handler = type("Handler", (LiveHandler,), {"state": self.state, "stopping": self.stopping})
         self.httpd = _Server(("127.0.0.1", port), functools.partial(handler, directory=str(options.out_dir)))

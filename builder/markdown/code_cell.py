@@ -97,8 +97,13 @@ def parse_cell(token: Token, env: dict, index: int, seen_ids: set[str]) -> Cell 
     )
 
 
-def code_cell_plugin(md: MarkdownIt, *, render: Callable[[Cell, bool], str]) -> None:
-    """Register ```{code-cell}: collect and check the page's cells while parsing, render them afterwards."""
+def code_cell_plugin(
+    md: MarkdownIt, *, render: Callable[[Cell, bool], str], cell_widgets: dict[str, str] | None = None
+) -> None:
+    """Register ```{code-cell}: collect and check the page's cells while parsing, render them afterwards.
+    `cell_widgets`: functions a cell may call to show a widget (`show_attention` → `heatmap`): a page whose cells
+    call one needs that widget's script."""
+    calls = re.compile(r"\b(" + "|".join(map(re.escape, cell_widgets)) + r")\b") if cell_widgets else None
 
     def collect(state: Any) -> None:
         context = parse_context(state.env)
@@ -111,9 +116,9 @@ def code_cell_plugin(md: MarkdownIt, *, render: Callable[[Cell, bool], str]) -> 
             context.cells.append(cell)
         if context.cells:
             context.facts.features.add("cells")
-            # A cell that shows a course widget (attention_core.display) needs that widget's script and styles.
-            if any(c is not None and ("show_attention" in c.code or "show_row" in c.code) for c in context.cells):
-                context.facts.features.update(("widgets", "widget-heatmap"))
+            shown = {cell_widgets[m] for c in context.cells if c is not None and calls for m in calls.findall(c.code)}
+            for widget in sorted(shown):
+                context.facts.features.update(("widgets", f"widget-{widget}"))
             context.facts.extra_ids.update(c.element_id for c in context.cells if c is not None)
 
     md.core.ruler.push("code_cells", collect)

@@ -42,9 +42,11 @@ def create_markdown(
     render_cell: Callable[[Any, bool], str],
     quote_widget: WidgetQuote,
     glossary: Sequence[GlossaryTerm] = (),
+    cell_widgets: dict[str, str] | None = None,
+    plugins: Sequence[Callable[[MarkdownIt], None]] = (),
 ) -> MarkdownIt:
-    """The site's parser. Every directive plugin is added before the unknown-directive check, which must come
-    last: it reports the ```{…} fences no plugin claimed."""
+    """The site's parser. Every directive plugin, the course's `plugins` included, is added before the
+    unknown-directive check, which must come last: it reports the ```{…} fences no plugin claimed."""
     md = (
         MarkdownIt("commonmark", {"html": True, "typographer": False, "highlight": highlight})
         .enable("table")
@@ -61,9 +63,11 @@ def create_markdown(
     figure_plugin(md, content_dir=content_dir)
     widget_plugin(md, prepare=prepare_widget, render=render_widget)
     widget_quote_plugin(md, render=quote_widget)
-    code_cell_plugin(md, render=render_cell)
+    code_cell_plugin(md, render=render_cell, cell_widgets=cell_widgets)
     quiz_plugin(md)
     glossary_plugin(md, terms=glossary)
+    for plugin in plugins:
+        plugin(md)
     unknown_directive_plugin(md)
     sections_plugin(md)  # last: wraps the finished top-level token stream
     return md

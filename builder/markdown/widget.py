@@ -45,8 +45,6 @@ def widget_plugin(md: MarkdownIt, *, prepare: WidgetPrepare, render: Callable[[A
                 context.scratch["widget_count"] = number
                 kind = f"lazy-widget-{block.name}" if block.lazy else f"widget-{block.name}"
                 context.facts.features.update(("widgets", kind))
-                if block.widget.stylesheet:  # the kind's own rules (theme/css/widgets/<name>.css; templates/base.html)
-                    context.facts.features.add(f"css-widgets-{block.widget.stylesheet}")
                 context.facts.extra_ids.add(block.ident)
                 context.facts.files.update(getattr(block, "files", {}))
 

@@ -21,7 +21,7 @@ def theme_python_dir(root: Path) -> Path:
 def bundle_python_runtime(dest: Path, *, root: Path, minify: bool = True) -> Path:
     """Bundle the runtime of the project at `root` into `dest/python-runtime.js`."""
     scripts, _ = bundle_front_end(
-        root, root / "theme", widgets=[], python_runtime=True, page_scripts=False, minify=minify
+        root, root / "theme", widgets={}, python_runtime=True, page_scripts=False, minify=minify
     )
     dest.mkdir(parents=True, exist_ok=True)
     target = dest / RUNTIME_JS_NAME

@@ -1,8 +1,19 @@
-"""Interactive widgets: ```{widget} name``` blocks whose numbers are all computed at build time (attention_core),
-one module per widget (its options, its computation, its fallback HTML) beside theme/js/widgets/<name>.js."""
+"""Widgets: ```{widget} name``` blocks whose numbers are computed at build time by the widget kinds a course
+registers (builder/course.py: one folder per kind). What a widget kind's `widget.py` uses: `Widget`, `Option`,
+`OptionError`, `WidgetDataError` (schema.py), the fallback helpers (fallback.py) and `quote_named`/`cell_percent`
+(quote.py)."""
 
 from .block import WidgetBlock, prepare_widget, render_widget
 from .quote import quote_widget
-from .registry import all_widgets
+from .schema import Option, OptionError, Widget, WidgetDataError
 
-__all__ = ["WidgetBlock", "all_widgets", "prepare_widget", "quote_widget", "render_widget"]
+__all__ = [
+    "Option",
+    "OptionError",
+    "Widget",
+    "WidgetBlock",
+    "WidgetDataError",
+    "prepare_widget",
+    "quote_widget",
+    "render_widget",
+]

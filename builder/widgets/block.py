@@ -11,10 +11,7 @@ from typing import Any
 import yaml
 from markdown_it.common.utils import escapeHtml
 
-from attention_core import get_example
-
 from .fallback import embed_json
-from .registry import all_widgets
 from .schema import OptionError, Widget, WidgetDataError
 
 Report = Callable[[str, "int | None"], None]
@@ -49,7 +46,9 @@ def _option_lines(content: str) -> dict[str, tuple[int, int, list[int]]]:
     return lines
 
 
-def prepare_widget(name: str, body: str, report: Report, number: int, *, build: Any = None) -> WidgetBlock | None:
+def prepare_widget(
+    name: str, body: str, report: Report, number: int, *, build: Any = None, course: Any = None
+) -> WidgetBlock | None:
     """Validate one ```{widget} block and compute its data; report every problem (with its 0-based line in the
     block's body, None for the fence line) and return None if there was any. `number` makes the element id."""
     failed = False
@@ -59,7 +58,7 @@ def prepare_widget(name: str, body: str, report: Report, number: int, *, build: 
         failed = True
         report(message, line)
 
-    widgets = all_widgets()
+    widgets = course.widgets if course is not None else {}
     widget = widgets.get(name)
     if widget is None:
         known = ", ".join(sorted(widgets))
@@ -94,17 +93,10 @@ def prepare_widget(name: str, body: str, report: Report, number: int, *, build: 
             error(f"unknown option '{key}' for widget '{name}' (allowed: {', '.join(widget.options)})", key_line)
             continue
         try:
-            options[str(key)] = spec.check(str(key), value)
+            options[str(key)] = spec.check(str(key), value, course.option_kinds, widget)
         except OptionError as exc:
             line = item_lines[exc.item] if exc.item is not None and exc.item < len(item_lines) else value_line
             error(str(exc), line)
-            continue
-        if spec.kind in ("example", "examples"):
-            for i, ident in enumerate(value if isinstance(value, list) else [value]):
-                reason = widget.accepts(get_example(ident))
-                if reason:
-                    line = item_lines[i] if spec.kind == "examples" and i < len(item_lines) else value_line
-                    error(f"example '{ident}' cannot be used by the {name} widget: {reason}", line)
     if failed:
         return None
     for key, message in widget.check(options):

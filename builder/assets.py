@@ -16,8 +16,7 @@ from .course import Course
 from .errors import AssetError
 from .katex import katex_files
 from .model import BuildOptions, Page
-from .runtime import completions_script, prepare_python_runtime
-from .runtime import warmup as runtime_warmup
+from .runtime import completions_script, python_runtime, write_site_runtime
 
 
 def short_hash(data: bytes) -> str:
@@ -80,7 +79,7 @@ def build_assets(options: BuildOptions, course: Course) -> dict[str, bytes]:
     for extra in sorted(static.glob("*")) if static.exists() else []:
         if extra.is_file():
             files[f"assets/{extra.name}"] = extra.read_bytes()
-    files["assets/numpy-completions.js"] = completions_script(options.root, options.cache_dir)
+    files["assets/numpy-completions.js"] = completions_script(course.browser_packages, options.cache_dir)
     return dict(sorted(files.items()))
 
 
@@ -102,21 +101,19 @@ def page_image_files(pages: list[Page]) -> dict[str, bytes]:
     return {name: Path(source).read_bytes() for page in pages for name, source in sorted(page.facts.images.items())}
 
 
-def output_writers(options: BuildOptions, pages: list[Page]) -> list[Callable[[Path], None]]:
-    """Large outputs written straight into the new site folder (the Python runtime)."""
+def output_writers(options: BuildOptions, pages: list[Page], course: Course) -> list[Callable[[Path], None]]:
+    """Large outputs linked straight into the new site folder from the cache (the Python runtime)."""
     if not options.python_runtime or not any("cells" in p.features for p in pages):
         return []
 
     def write_runtime(out: Path) -> None:
         # python-runtime.js itself is already in the output (build_assets bundled it to hash its URL)
-        cache_dir = options.cache_dir or options.root / ".cache"
-        runtime_warmup.wait()  # a warm-up making these very entries (pipeline.start_runtime_warmup)
-        prepare_python_runtime(
-            out / "assets" / "python", cache_dir=cache_dir, pyodide_dir=options.pyodide_dir, project_root=options.root
+        runtime = python_runtime(
+            cache_dir=options.cache_dir or options.root / ".cache",
+            root=options.root,
+            pyodide_dir=options.pyodide_dir,
+            browser_packages=course.browser_packages,
         )
-        runtime_warmup.remember(
-            cache_dir=cache_dir, project_root=options.root, pyodide_dir=options.pyodide_dir, site_runtime=True
-        )
+        write_site_runtime(out / "assets" / "python", runtime, options.cache_dir or options.root / ".cache")
 
-    write_runtime.reuse_dir = "assets/python"  # type: ignore[attr-defined]  # hard-link the previous runtime
     return [write_runtime]

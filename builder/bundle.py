@@ -4,7 +4,7 @@ classic IIFE script and minifies the theme's stylesheets.
 Classic scripts, not ES modules, because `<script type="module">` does not load from file://. The entry points:
 each top-level theme/js/*.js (site.js, cells.js, editor.js, search.js) → assets/<name>.js; one page script per
 widget kind → assets/widget-<name>.js (made by bundle.mjs from the kind's folder's widget.js); and, with the Python
-runtime, theme/js/python-runtime.js → assets/python/python-runtime.js. The output is deterministic for the same
+runtime, builder/runtime/browser/python-runtime.js → assets/python/python-runtime.js. The output is deterministic for the same
 inputs (no timestamps, no absolute paths).
 """
 
@@ -19,7 +19,8 @@ import tempfile
 from pathlib import Path
 
 PROGRAM = Path(__file__).with_name("bundle.mjs")
-PYTHON_RUNTIME_ENTRY = "python-runtime.js"  # theme/js/python-runtime.js → assets/python/python-runtime.js
+PYTHON_RUNTIME_ENTRY = Path(__file__).resolve().parent / "runtime" / "browser" / "python-runtime.js"
+"""The Python runtime's entry (→ assets/python/python-runtime.js): the engine's, whatever the theme."""
 PYTHON_RUNTIME_OUT = "assets/python/python-runtime.js"
 
 
@@ -100,17 +101,13 @@ def bundle_front_end(
     {stylesheet path: minified text}) from one esbuild run. `page_scripts=False` leaves out the top-level
     theme/js/*.js entries (a runtime bundled on its own)."""
     js_dir = theme_dir / "js"
-    entries: list[dict] = [
-        {"out": p.stem, "path": str(p)}
-        for p in sorted(js_dir.glob("*.js"))
-        if page_scripts and p.name != PYTHON_RUNTIME_ENTRY
-    ]
+    entries: list[dict] = [{"out": p.stem, "path": str(p)} for p in sorted(js_dir.glob("*.js")) if page_scripts]
     entries += [
         {"out": f"widget-{name}", "widget": name, "path": str(folder / "widget.js")}
         for name, folder in sorted(widgets.items())
     ]
     if python_runtime:
-        entries.append({"out": "python/python-runtime", "path": str(js_dir / PYTHON_RUNTIME_ENTRY)})
+        entries.append({"out": "python/python-runtime", "path": str(PYTHON_RUNTIME_ENTRY)})
     result = _run(
         root,
         {

@@ -12,7 +12,7 @@ previous site intact; every problem is collected and reported as `path:line: mes
 
 from __future__ import annotations
 
-import os
+import shutil
 import time
 from functools import partial
 from pathlib import Path
@@ -21,15 +21,14 @@ from markdown_it import MarkdownIt
 
 from . import assets, checks, katex, output, page_cache, pages, search_index
 from . import cache as cachestore
-from .cells import render_cell, run_cells_of_pages
+from .cells import CellEnvironment, render_cell, run_cells_of_pages
 from .content import load_glossary, load_site
 from .course import CourseError, load_course
 from .errors import AssetError, BuildFailed, Code, Problems
 from .katex.shared_paths import share_svg_paths
 from .markdown import create_markdown
 from .model import BuildOptions, BuildResult, Page, ParseContext, SiteSource, SourcePage
-from .runtime import cell_runtime
-from .runtime import warmup as runtime_warmup
+from .runtime import pyodide_source, python_runtime
 from .widgets import prepare_widget, quote_widget, render_widget
 
 
@@ -45,7 +44,6 @@ def build_site(options: BuildOptions | None = None) -> BuildResult:
             site = load(options, problems)
             if problems:
                 raise BuildFailed(problems)
-            start_runtime_warmup(options, site)  # cold cache: the runtime is made on the other core meanwhile
             # parse all → run cells → typeset math → render bodies, for the pages the page cache misses
             built, n_fresh = page_cache.page_bodies(site, options, problems, body_stages, markdown_parser, pool)
         finally:
@@ -55,7 +53,6 @@ def build_site(options: BuildOptions | None = None) -> BuildResult:
         if problems:
             raise BuildFailed(problems)
     except BaseException:
-        runtime_warmup.cancel()  # stopped before the runtime was needed
         raise
 
     files = dict(build_assets(options, problems))  # a copy: the cached dict is shared with later builds
@@ -116,17 +113,6 @@ def load(options: BuildOptions, problems: Problems) -> SiteSource:
     return site
 
 
-def start_runtime_warmup(options: BuildOptions, site: SiteSource) -> None:
-    """builder/runtime/warmup.py: for a site that ships the Python runtime or has code cells."""
-    if options.python_runtime or any("{code-cell}" in page.body for page in site.pages):
-        runtime_warmup.start(
-            cache_dir=options.cache_dir or options.root / ".cache",
-            project_root=options.root,
-            pyodide_dir=options.pyodide_dir,
-            site_runtime=options.python_runtime,
-        )
-
-
 # ------------------------------------------------------------------------------------------ the body stages
 
 
@@ -151,27 +137,28 @@ def body_stages(
 ) -> tuple[list[Page], int]:
     """Stages 2–5 for some pages: (the pages with HTML and facts, each with its own problems; formulas typeset)."""
     parsed = [parse(md, source, site) for source in sources]  # parse all
-    runtime = cell_runtime_for(options) if any(page.context.cells for page in parsed) else None
+    env = cell_environment(options) if any(page.context.cells for page in parsed) else None
     # run cells (in Pyodide under Node when it is there: the reader's own runtime), pages side by side
-    run_cells_of_pages([page.context for page in parsed], options.cache_dir, options.root, runtime, jobs=options.jobs)
+    run_cells_of_pages([page.context for page in parsed], options.cache_dir, env, jobs=options.jobs)
     fresh = typeset_math(parsed, options)  # typeset math
     for page in parsed:  # render bodies
         render_body(md, page)
     return parsed, fresh
 
 
-def cell_runtime_for(options: BuildOptions) -> dict | None:
-    """The Pyodide runtime for build-time cells (builder/runtime/cell_env.py); None → CPython (no Node or
-    Pyodide, or COURSE_CELLS_RUNTIME=cpython, e.g. to compare the two)."""
-    if os.environ.get("COURSE_CELLS_RUNTIME") == "cpython":
-        return None
-    cache_dir = options.cache_dir or options.root / ".cache"
-    runtime_warmup.wait(cells_only=True)  # a warm-up making these very entries (start_runtime_warmup)
-    runtime = cell_runtime(cache_dir=cache_dir, project_root=options.root, pyodide_dir=options.pyodide_dir)
-    runtime_warmup.remember(
-        cache_dir=cache_dir, project_root=options.root, pyodide_dir=options.pyodide_dir, site_runtime=False
-    )
-    return runtime
+def cell_environment(options: BuildOptions) -> CellEnvironment:
+    """What build-time cells run with: the reader's own runtime (builder/runtime/) when Node and Pyodide are
+    there, else a CPython child process; and the course's browser packages."""
+    course = load_course(options.content_dir, options.root)
+    runtime = None
+    if shutil.which("node") and (pyodide_source(options.root, options.pyodide_dir) / "pyodide.js").is_file():
+        runtime = python_runtime(
+            cache_dir=options.cache_dir or options.root / ".cache",
+            root=options.root,
+            pyodide_dir=options.pyodide_dir,
+            browser_packages=course.browser_packages,
+        )
+    return CellEnvironment(packages=course.browser_packages, runtime=runtime)
 
 
 def parse(md: MarkdownIt, source: SourcePage, site: SiteSource) -> Page:
@@ -276,7 +263,8 @@ def pages_stage(
 def write(options: BuildOptions, files: dict[str, bytes], built: list[Page], problems: Problems) -> None:
     """Everything into a fresh folder next to `out_dir`, swapped into place (builder/output.py)."""
     try:
-        output.write_site(files, options.out_dir, assets.output_writers(options, built))
+        course = load_course(options.content_dir, options.root)
+        output.write_site(files, options.out_dir, assets.output_writers(options, built, course))
     except AssetError as exc:
         problems.add(Code.ASSET, exc.path, None, str(exc))
         raise BuildFailed(problems) from exc

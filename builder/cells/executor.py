@@ -3,7 +3,7 @@
 Why a child process: a runaway cell (`while True: pass`) must become a clear build error, not a hung build,
 and user code must not be able to disturb the builder's own state (sys.modules, cwd, stdout).
 
-Protocol: the parent writes one JSON request on the child's stdin {root, prelude, cells: [{filename, code}]};
+Protocol: the parent writes one JSON request on the child's stdin {paths, prelude, cells: [{filename, code}]};
 the child answers one JSON line per event on its original stdout: {"ready": true}, then one result per cell.
 User output never reaches that channel.
 """
@@ -15,13 +15,17 @@ import importlib.util
 import json
 import os
 import queue
+import shutil
 import subprocess
 import sys
 import threading
 import time
 import traceback
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..runtime import Runtime
 
 try:
     from ..model import CELL_PREFIX
@@ -118,27 +122,32 @@ def _trimmed_traceback(exc: BaseException) -> tuple[str, list[tuple[str, int]]]:
     return "".join(lines), [(f.filename, f.lineno or 0) for f in frames]
 
 
-def _browser_executor(root: Path):
-    """The browser's cell executor (theme/js/python/course_runtime.py), loaded from its file: the build runs
-    cells with the very same notebook semantics the Pyodide worker uses."""
-    module = sys.modules.get("course_runtime")
+CELL_RUNTIME = Path(__file__).resolve().parent.parent / "runtime" / "browser" / "cell_runtime.py"
+"""The browser's cell executor: the build runs cells with the very same notebook semantics as the worker."""
+
+
+def _browser_executor():
+    """cell_runtime.py (in Pyodide it is on sys.path; in CPython it is loaded from its file)."""
+    module = sys.modules.get("cell_runtime")
     if module is None:
-        path = root / "theme" / "js" / "python" / "course_runtime.py"
-        spec = importlib.util.spec_from_file_location("course_runtime", path)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)  # type: ignore[union-attr]
-        sys.modules["course_runtime"] = module
+        try:
+            import cell_runtime as module  # noqa: PLC0415 - Pyodide: written beside this file
+        except ImportError:
+            spec = importlib.util.spec_from_file_location("cell_runtime", CELL_RUNTIME)
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)  # type: ignore[union-attr]
+            sys.modules["cell_runtime"] = module
     return module
 
 
-def execute_cell(code: str, filename: str, namespace: dict, root: Path) -> dict:
+def execute_cell(code: str, filename: str, namespace: dict) -> dict:
     """Run `code` in `namespace` like a notebook cell: the value of a trailing expression is the result."""
     sink = _Sink()
     saved = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = _Capture(sink, "stdout"), _Capture(sink, "stderr")  # type: ignore[assignment]
     result: dict[str, Any] = {"repr": None, "error": None}
     started = time.perf_counter()
-    runtime = _browser_executor(root)
+    runtime = _browser_executor()
     if hasattr(runtime, "set_display"):
         runtime.set_display(sink.display)
         runtime.begin_run()
@@ -163,18 +172,18 @@ def execute_cell(code: str, filename: str, namespace: dict, root: Path) -> dict:
 
 
 def child_main() -> None:
-    """Protocol: one JSON request on stdin {root, prelude, cells: [{filename, code}]}; one JSON line per
+    """Protocol: one JSON request on stdin {paths, prelude, cells: [{filename, code}]}; one JSON line per
     event on the original stdout: {"ready": true}, then one result per cell. User output never reaches it."""
     proto = os.fdopen(os.dup(1), "w", encoding="utf-8")
     os.dup2(2, 1)  # anything written to fd 1 behind Python's back lands on stderr, not in the protocol
     request = json.loads(sys.stdin.read())
-    sys.path.insert(0, request["root"])
+    sys.path[:0] = request["paths"]  # the folders holding the course's browser packages
     exec(compile(request["prelude"], "<prelude>", "exec"), {})  # NumPy print options are process-global
     namespace: dict[str, Any] = {"__name__": "__main__", "__builtins__": __builtins__}
     proto.write(json.dumps({"ready": True}) + "\n")
     proto.flush()
     for cell in request["cells"]:
-        result = execute_cell(cell["code"], cell["filename"], namespace, Path(request["root"]))
+        result = execute_cell(cell["code"], cell["filename"], namespace)
         proto.write(json.dumps(result, ensure_ascii=False) + "\n")
         proto.flush()
         if result["error"] and not cell.get("expect_error"):
@@ -185,20 +194,21 @@ class CellRunError(Exception):
     """The child process died, hung or could not start: args = (index of the cell, message)."""
 
 
-def run_cells_in_child(cells: list[dict], root: Path, timeout: float | None = None) -> list[dict]:
+def run_cells_in_child(cells: list[dict], packages: list[Path], timeout: float | None = None) -> list[dict]:
     """Execute `cells` ([{filename, code, expect_error}]) in order in a fresh Python; one result per cell that ran.
 
     Stops after the first unexpected error. Raises CellRunError(index, message) if a cell exceeds
     `timeout` seconds or the process dies.
     """
     timeout = CELL_TIMEOUT_S if timeout is None else timeout
-    request = {"root": str(root), "prelude": PRELUDE, "cells": cells}
+    paths = sorted({str(p.parent) for p in packages})
+    request = {"paths": paths, "prelude": PRELUDE, "cells": cells}
     env = {**os.environ, "PYTHONHASHSEED": "0", "PYTHONIOENCODING": "utf-8", "PYTHONDONTWRITEBYTECODE": "1"}
     return _run_protocol(
         [sys.executable, "-c", "from builder.cells.executor import child_main; child_main()"],
         request,
         cells,
-        cwd=root,
+        cwd=Path(__file__).resolve().parent.parent.parent,
         env=env,
         startup=STARTUP_TIMEOUT_S,
         timeout=timeout,
@@ -213,52 +223,52 @@ PYODIDE_CELL_TIMEOUT_S = 30.0
 """Per-cell limit in Pyodide: wasm runs NumPy ~1.5–3× slower than CPython, and the build shares the CPU."""
 
 
-def run_cells_in_pyodide(cells: list[dict], root: Path, runtime: dict, timeout: float | None = None) -> list[dict]:
-    """Like `run_cells_in_child`, in the reader's runtime: Pyodide under Node (pyodide_cells.cjs), with the
-    browser's packs, Node's permission model (reads only the runtime's files; no writes, processes, workers)
-    and no code generation from strings.  `runtime`: {node, pyodideDir, stdlib, packs, optional} as made by
-    builder/runtime/cell_env.py."""
+def run_cells_in_pyodide(cells: list[dict], runtime: Runtime, timeout: float | None = None) -> list[dict]:
+    """Like `run_cells_in_child`, in the reader's runtime: Pyodide under Node (pyodide_cells.cjs) with the
+    browser's own files (builder/runtime/distribution.py), Node's permission model (reads only those files; no
+    writes but into an empty temporary folder, no processes or workers) and no code generation from strings."""
     import tempfile
 
     timeout = PYODIDE_CELL_TIMEOUT_S if timeout is None else timeout
-    course_runtime = root / "theme" / "js" / "python" / "course_runtime.py"
-    packs_module = root / "theme" / "js" / "python" / "packs.js"
-    real = lambda p: str(Path(p).resolve())  # noqa: E731 - Node's permission checks see real paths
-    runtime = {
-        **runtime,
-        "pyodideDir": real(runtime["pyodideDir"]),
-        "stdlib": real(runtime["stdlib"]),
-        "packs": [{**p, "path": real(p["path"])} for p in runtime["packs"]],
-        "optional": {k: {**o, "path": real(o["path"])} for k, o in runtime["optional"].items()},
-    }
-    spec = {
-        **{k: runtime[k] for k in ("pyodideDir", "stdlib", "packs", "optional")},
-        "courseRuntime": str(course_runtime),
-        "executor": str(Path(__file__).resolve()),
-        "packsModule": str(packs_module),
-        "env": {"HOME": "/home/pyodide", "MPLBACKEND": "agg"},
+    files = {name: path.resolve() for name, path in runtime.files.items()}  # Node's checks see real paths
+    core = files["pyodide.js"].parent
+    lock = {
+        **runtime.lock,
+        "packages": {n: {**e, "file_name": str(files[e["file_name"]])} for n, e in runtime.lock["packages"].items()},
     }
     with tempfile.TemporaryDirectory(prefix="course-cells-") as tmp:
+        lock_path = Path(tmp).resolve() / "pyodide-lock.json"
+        lock_path.write_text(json.dumps(lock), "utf-8")
         spec_path = Path(tmp).resolve() / "spec.json"
+        package_cache = Path(tmp).resolve() / "package-cache"
+        package_cache.mkdir()
+        spec = {
+            "pyodideDir": str(core),
+            "packageCacheDir": str(package_cache),
+            "lockFile": str(lock_path),
+            "preload": runtime.preload,
+            "cellRuntime": str(CELL_RUNTIME),
+            "executor": str(Path(__file__).resolve()),
+            "env": {"HOME": "/home/pyodide", "MPLBACKEND": "agg"},
+        }
         spec_path.write_text(json.dumps(spec), "utf-8")
         readable = [
             spec_path,
+            lock_path,
             PYODIDE_PROGRAM,
-            course_runtime,
-            packs_module,
+            CELL_RUNTIME,
             Path(__file__).resolve(),
-            Path(runtime["pyodideDir"]),
-            Path(runtime["stdlib"]),
-            *(Path(p["path"]) for p in runtime["packs"]),
-            *(Path(o["path"]) for o in runtime["optional"].values()),
+            core,
+            *files.values(),
         ]
-        # one flag per path (Node 20.20 no longer splits a comma list); node_modules may be a symlink: both names
-        paths = sorted({str(p) for p in readable} | {str(p.resolve()) for p in readable})
+        # one flag per path (Node 20.20 no longer splits a comma list)
+        paths = sorted({str(p) for p in readable})
         cmd = [
-            runtime["node"],
+            shutil.which("node") or "node",
             "--experimental-permission",
             "--no-warnings",
             *(f"--allow-fs-read={p}" for p in paths),
+            f"--allow-fs-write={package_cache}",
             "--disallow-code-generation-from-strings",
             str(PYODIDE_PROGRAM),
             str(spec_path),

@@ -1,6 +1,7 @@
 """Stage: run cells — every page's code cells executed at build time, in page order (builder/cells/executor.py),
-their outputs cached by content: the key of a page's cells hashes the environment (attention_core, NumPy, the
-executor, the prelude) and every cell's id and source, so a warm build executes nothing.
+their outputs cached by content: the key of a page's cells hashes the environment (the runtime's files, the
+course's browser packages, NumPy's version, the executor, the prelude) and every cell's id and source, so a warm
+build executes nothing.
 
 A cell that raises (unless marked :expect-error:), hangs or crashes the process is a build error at the line
 of the cell that failed.
@@ -15,45 +16,48 @@ import json
 import os
 import sys
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .. import cache as cachestore
 from ..errors import Code
 from ..model import Cell, CellOutput, ParseContext
-from .executor import PRELUDE, CellRunError, run_cells_in_child, run_cells_in_pyodide
+from .executor import CELL_RUNTIME, PRELUDE, CellRunError, run_cells_in_child, run_cells_in_pyodide
 
-EXECUTOR_VERSION = "1"
-"""Bump when the executor's output format changes, to invalidate cached outputs."""
-
-
-def _cache_inputs(root: Path) -> str:
-    """Everything besides the cell sources that can change an output."""
-    pkg = root / "attention_core"
-    h = hashlib.sha256()
-    for p in sorted(pkg.rglob("*.py")) if pkg.is_dir() else []:
-        h.update(p.relative_to(pkg).as_posix().encode() + b"\0" + p.read_bytes() + b"\0")
-    try:
-        numpy_version = importlib.metadata.version("numpy")
-    except importlib.metadata.PackageNotFoundError:
-        numpy_version = "none"
-    executor = root / "theme" / "js" / "python" / "course_runtime.py"
-    executor_hash = hashlib.sha256(executor.read_bytes()).hexdigest() if executor.exists() else "none"
-    return json.dumps([EXECUTOR_VERSION, sys.version_info[:2], numpy_version, h.hexdigest(), PRELUDE, executor_hash])
+if TYPE_CHECKING:
+    from ..runtime import Runtime
 
 
-def cache_keys(cells: list[Cell], root: Path, runtime_key: str | None = None) -> list[str]:
-    """Key of cell k = hash of the environment and every cell (id + source) up to and including k.
-    `runtime_key`: the Pyodide runtime's digest (builder/runtime/cell_env.py) when the cells run there."""
-    h = hashlib.sha256(_cache_inputs(root).encode())
-    if runtime_key is not None:
-        h.update(
-            b"pyodide\0"
-            + runtime_key.encode()
-            + hashlib.sha256(
-                Path(__file__).with_name("pyodide_cells.cjs").read_bytes()
-                + Path(__file__).with_name("executor.py").read_bytes()
-            ).digest()
+@dataclass(frozen=True)
+class CellEnvironment:
+    """What the cells run with: the course's browser packages (folders) and, when Node and Pyodide are there, the
+    reader's own runtime (builder/runtime/); without it they run in a CPython child process."""
+
+    packages: list[Path] = field(default_factory=list)
+    runtime: Runtime | None = None
+
+    def key(self) -> str:
+        """Everything besides the cell sources that can change an output."""
+        h = hashlib.sha256()
+        for folder in self.packages:
+            for p in sorted(folder.rglob("*.py")):
+                h.update(p.relative_to(folder.parent).as_posix().encode() + b"\0" + p.read_bytes() + b"\0")
+        try:
+            numpy_version = importlib.metadata.version("numpy")
+        except importlib.metadata.PackageNotFoundError:
+            numpy_version = "none"
+        code = [CELL_RUNTIME, Path(__file__).with_name("executor.py"), Path(__file__).with_name("pyodide_cells.cjs")]
+        return cachestore.digest(
+            json.dumps([sys.version_info[:2], numpy_version, h.hexdigest(), PRELUDE]),
+            cachestore.tree_digest(code),
+            self.runtime.key if self.runtime else "cpython",
         )
+
+
+def cache_keys(cells: list[Cell], env: CellEnvironment) -> list[str]:
+    """Key of cell k = hash of the environment and every cell (id + source) up to and including k."""
+    h = hashlib.sha256(env.key().encode())
     keys = []
     for cell in cells:
         h.update(json.dumps([cell.id, cell.code, cell.expect_error]).encode() + b"\0")
@@ -61,38 +65,31 @@ def cache_keys(cells: list[Cell], root: Path, runtime_key: str | None = None) ->
     return keys
 
 
-def run_page_cells(context: ParseContext, cache_dir: Path | None, root: Path, runtime: dict | None = None) -> None:
+def run_page_cells(context: ParseContext, cache_dir: Path | None, env: CellEnvironment) -> None:
     """Fill `cell.output` for every cell of a page (from the cache when possible); report failures as path:line.
     Nothing runs when a cell of the page has bad options (already reported: running a partial page would only
-    add noise).  With `runtime` (builder/runtime/cell_env.py) they run in Pyodide under Node, the reader's own
-    runtime; without, in a CPython child process."""
-    run_cells_of_pages([context], cache_dir, root, runtime, jobs=1)
+    add noise)."""
+    run_cells_of_pages([context], cache_dir, env, jobs=1)
 
 
 def run_cells_of_pages(
-    contexts: list[ParseContext],
-    cache_dir: Path | None,
-    root: Path,
-    runtime: dict | None = None,
-    *,
-    jobs: int | None = None,
+    contexts: list[ParseContext], cache_dir: Path | None, env: CellEnvironment, *, jobs: int | None = None
 ) -> None:
     """`run_page_cells` for many pages: the pages the cache misses run side by side, up to `jobs` at a time (None:
     one per core) — each page in its own interpreter process (one namespace per page), so they share nothing."""
     todo = [c for c in contexts if c.cells and all(cell is not None for cell in c.cells)]
-    keys = {
-        id(c): cachestore.digest("cells", cache_keys(c.cells, root, runtime["key"] if runtime else None)[-1])
-        for c in todo
-    }  # each key hashes every cell of its page
+    if not todo:
+        return
+    keys = {id(c): cachestore.digest("cells", cache_keys(c.cells, env)[-1]) for c in todo}  # each hashes every cell
     with cachestore.open_cache(cache_dir) as store:
         found = store.get_many(list(keys.values()))
     misses = [c for c in todo if keys[id(c)] not in found]
     workers = max(1, min(len(misses), jobs or os.cpu_count() or 1))
     if workers > 1:  # the work is in child processes: threads only wait for them
         with ThreadPoolExecutor(max_workers=workers) as pool:
-            ran = dict(zip((id(c) for c in misses), pool.map(lambda c: _execute(c.cells, root, runtime), misses)))
+            ran = dict(zip((id(c) for c in misses), pool.map(lambda c: _execute(c.cells, env), misses)))
     else:
-        ran = {id(c): _execute(c.cells, root, runtime) for c in misses}
+        ran = {id(c): _execute(c.cells, env) for c in misses}
     with cachestore.open_cache(cache_dir) as store:
         store.put_many({keys[i]: result for i, result in ran.items() if result[1] is None})  # failures run again
     for context in todo:
@@ -139,14 +136,15 @@ def _fence_line(cell: Cell) -> int:
     return cell.token.map[0] if cell.token is not None and cell.token.map else 0
 
 
-def _execute(
-    cells: list[Cell], root: Path, runtime: dict | None = None
-) -> tuple[list[CellOutput], tuple[int, str, int] | None]:
+def _execute(cells: list[Cell], env: CellEnvironment) -> tuple[list[CellOutput], tuple[int, str, int] | None]:
     """Run the cells: (outputs of the cells that ran, None or (index, message, line offset from the fence)
     of the first failure)."""
     request = [{"filename": c.filename, "code": c.code, "expect_error": c.expect_error} for c in cells]
     try:
-        results = run_cells_in_pyodide(request, root, runtime) if runtime else run_cells_in_child(request, root)
+        if env.runtime is not None:
+            results = run_cells_in_pyodide(request, env.runtime)
+        else:
+            results = run_cells_in_child(request, env.packages)
     except CellRunError as exc:
         index, message = exc.args
         return [], (index, f"code cell '{cells[index].id}' {message}", 0)  # where it hung is unknown

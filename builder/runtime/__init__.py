@@ -1,36 +1,25 @@
-"""The self-hosted Python runtime of the code cells (Pyodide + NumPy + attention_core), one module per job:
-verify (manifest, hashes) · wheels (NumPy, attention_core, packs) · precompile (bytecode) · snapshot (heap
-snapshot) · wrappers (each asset's one shipped form: scripts read over http and file://) · bundle (python-runtime.js) · prepare (all of it into assets/python/)
-· completions (the editor's NumPy autocomplete data).  Import from here, not from the modules."""
+"""The Python runtime: Pyodide 0.27.7 on its public API, for the browser and for the build's code cells.
+distribution (the files, verified and prepared) · site (them in assets/python/) · precompile (bytecode) ·
+fonts (matplotlib's) · wheels · wrappers (each file's one shipped form) · completions (the editor's data) ·
+browser/ (the worker, the page's API and the cells' Python executor). Import from here, not from the modules."""
 
-from .bundle import RUNTIME_JS_NAME, bundle_python_runtime
-from .cell_env import cell_runtime
 from .completions import completions_script
-from .prepare import RuntimeInfo, prepare_python_runtime
-from .snapshot import SNAPSHOT_ENV, SNAPSHOT_PAGE, SNAPSHOT_PREFIX, pack_snapshot, unpack_snapshot
+from .distribution import LOCK_NAME, Runtime, pyodide_source, python_runtime
+from .site import INDEX_NAME, runtime_index, write_site_runtime
 from .verify import RuntimeAssetError, load_manifest
-from .wheels import build_wheel_bytes, ensure_numpy_wheel, pack_name, project_version, read_pack, wheel_pack
-from .wrappers import WRAPPER_CHUNK
+from .wrappers import WRAPPER_CHUNK, read_asset
 
 __all__ = [
-    "RUNTIME_JS_NAME",
-    "SNAPSHOT_ENV",
-    "SNAPSHOT_PAGE",
-    "SNAPSHOT_PREFIX",
+    "INDEX_NAME",
+    "LOCK_NAME",
     "WRAPPER_CHUNK",
+    "Runtime",
     "RuntimeAssetError",
-    "RuntimeInfo",
-    "build_wheel_bytes",
-    "bundle_python_runtime",
-    "cell_runtime",
     "completions_script",
-    "ensure_numpy_wheel",
     "load_manifest",
-    "pack_name",
-    "pack_snapshot",
-    "prepare_python_runtime",
-    "project_version",
-    "read_pack",
-    "unpack_snapshot",
-    "wheel_pack",
+    "pyodide_source",
+    "python_runtime",
+    "read_asset",
+    "runtime_index",
+    "write_site_runtime",
 ]

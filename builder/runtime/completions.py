@@ -1,10 +1,10 @@
-"""Autocomplete data for the code cells: the public API of the installed NumPy (and attention_core).
+"""Autocomplete data for the code cells: the public API of the installed NumPy and of the course's browser packages.
 
 Generated at build time by walking the real modules, so the editor can list `np.` members with their
 signatures and first docstring line instantly, before Python has loaded in the browser. The result is
 emitted as `assets/numpy-completions.js`, a classic script setting `Course.editor.completions`
 (a script, not JSON, because fetch() is blocked on file://), and kept in the build cache keyed by the
-NumPy version, attention_core's sources and this file's own source.
+NumPy version, the browser packages' sources and this file's own source.
 """
 
 from __future__ import annotations
@@ -18,11 +18,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from builder.bundle import browser_data_script
-from builder.cache import cached, digest, open_cache
+from ..bundle import browser_data_script
+from ..cache import cached, digest, open_cache
 
 # module path → how the reader usually reaches it (aliases are resolved in the browser)
-MODULES = ["numpy", "numpy.linalg", "numpy.random", "numpy.fft", "attention_core"]
+MODULES = ["numpy", "numpy.linalg", "numpy.random", "numpy.fft"]
 # classes whose instances readers use a lot: `rng = np.random.default_rng(0)` → `rng.`
 CLASSES = {"numpy.random.Generator": ("numpy.random", "Generator"), "numpy.ndarray": ("numpy", "ndarray")}
 MAX_DOC = 140
@@ -106,20 +106,18 @@ def _public_names(module: Any) -> list[str]:
     return list(names)
 
 
-def generate(root: Path) -> dict:
+def generate(packages: list[Path]) -> dict:
     """{"modules": {"numpy": [{name, kind, sig?, doc?}, …], …}, "classes": {…}, "numpy": version}."""
     import warnings
 
-    if str(root) not in sys.path:
-        sys.path.insert(0, str(root))
+    for folder in packages:
+        if str(folder.parent) not in sys.path:
+            sys.path.insert(0, str(folder.parent))
     modules: dict[str, list[dict]] = {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        for path in MODULES:
-            try:
-                module = importlib.import_module(path)
-            except ImportError:  # attention_core: only in projects that have one
-                continue
+        for path in [*MODULES, *(folder.name for folder in packages)]:
+            module = importlib.import_module(path)
             modules[path] = _members(module, _public_names(module))
         classes: dict[str, list[dict]] = {}
         for key, (mod, cls_name) in CLASSES.items():
@@ -128,14 +126,13 @@ def generate(root: Path) -> dict:
     return {"numpy": importlib.metadata.version("numpy"), "modules": modules, "classes": classes}
 
 
-def _cache_key(root: Path) -> str:
-    pkg = root / "attention_core"
-    sources = sorted(pkg.glob("*.py")) if pkg.is_dir() else []
+def _cache_key(packages: list[Path]) -> str:
+    sources = sorted(p for folder in packages for p in folder.glob("*.py"))
     return digest(
         "numpy-completions",
         Path(__file__).read_bytes(),
         importlib.metadata.version("numpy"),
-        *(part for p in sources for part in (p.name, p.read_bytes())),
+        *(part for p in sources for part in (str(p.relative_to(p.parent.parent)), p.read_bytes())),
     )
 
 
@@ -143,7 +140,7 @@ def _script(data: dict) -> bytes:
     return browser_data_script("editor", "completions", json.dumps(data, ensure_ascii=False, separators=(",", ":")))
 
 
-def completions_script(root: Path, cache_dir: Path | None) -> bytes:
-    """The bytes of assets/numpy-completions.js (from the cache when NumPy and attention_core are unchanged)."""
+def completions_script(packages: list[Path], cache_dir: Path | None) -> bytes:
+    """The bytes of assets/numpy-completions.js (from the cache when NumPy and the packages are unchanged)."""
     with open_cache(cache_dir) as store:
-        return cached(store, _cache_key(root), lambda: _script(generate(root)))
+        return cached(store, _cache_key(packages), lambda: _script(generate(packages)))

@@ -1,4 +1,4 @@
-"""Running Pyodide under Node at build time (the bytecode precompile and the memory snapshot)."""
+"""Running Pyodide under Node at build time (the bytecode precompile)."""
 
 from __future__ import annotations
 
@@ -20,9 +20,9 @@ def node_job(
     *,
     files: dict[str, str] | None = None,
 ) -> bool:
-    """Run Pyodide under Node to make a cache entry: `node <program> <args…>` runs with `{tmp}` in args
-    standing for a temporary directory next to `out_dir` (holding `files`, name → text) and `{out}` for the
-    output folder in it, `finish(out)` post-processes the output, and the folder becomes `out_dir` in one
+    """Run Pyodide under Node to make a cache entry: `node <program> <args…>` runs with `{tmp}` in args and in
+    `files` (name → text, written into it) standing for a temporary directory next to `out_dir` and `{out}` for
+    the output folder in it, `finish(out)` post-processes the output, and the folder becomes `out_dir` in one
     rename (a concurrent build that got there first wins).  False, with a warning saying `what` happens
     instead, when Node is missing or the run fails."""
     node = shutil.which("node")
@@ -32,9 +32,9 @@ def node_job(
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=out_dir.parent.name + "-", dir=out_dir.parent) as tmp:
         t = Path(tmp)
-        for name, text in (files or {}).items():
-            (t / name).write_text(text, "utf-8")
         out = t / "out"
+        for name, text in (files or {}).items():
+            (t / name).write_text(text.replace("{out}", str(out)).replace("{tmp}", str(t)), "utf-8")
         out.mkdir()
         proc = subprocess.run(
             [node, str(program), *(a.replace("{out}", str(out)).replace("{tmp}", str(t)) for a in args)],

@@ -1,16 +1,19 @@
-// Bytecode precompile (builder/runtime/precompile.py, precompiled): loads Pyodide under Node and runs
+// Bytecode precompile (builder/runtime/precompile.py): loads Pyodide under Node and runs
 // precompile_in_pyodide.py in it, so the .pyc match the browser's CPython exactly.
-// node precompile.cjs <pyodide dir> <precompile_in_pyodide.py> <stdlib in> <stdlib out> <numpy in> <numpy out> <site-packages> <warm imports>
-const [pyodideDir, code, ...args] = process.argv.slice(2);
+// node precompile.cjs <spec.json>   spec: {pyodideDir, lockFile, program, files: {in FS path: host path},
+//   outputs: {FS path: host path}, main: JSON text for main()}
 const fs = require("fs");
-const { loadPyodide } = require(pyodideDir + "/pyodide.js");
+const spec = JSON.parse(fs.readFileSync(process.argv[2], "utf8"));
+const { loadPyodide } = require(spec.pyodideDir + "/pyodide.js");
 (async () => {
-  const py = await loadPyodide({ indexURL: pyodideDir + "/" });
-  py.runPython(fs.readFileSync(code, "utf8"));
-  const [stdIn, stdOut, npIn, npOut, sitePackages, warm] = args;
-  py.FS.writeFile("/tmp/std.zip", fs.readFileSync(stdIn));
-  py.FS.writeFile("/tmp/np.whl", fs.readFileSync(npIn));
-  py.globals.get("main")("/tmp/std.zip", "/tmp/std.out", "/tmp/np.whl", "/tmp/np.out", sitePackages, warm);
-  fs.writeFileSync(stdOut, py.FS.readFile("/tmp/std.out"));
-  fs.writeFileSync(npOut, py.FS.readFile("/tmp/np.out"));
-})().catch((e) => { console.error(String(e && e.stack || e)); process.exit(1); });
+  const py = await loadPyodide({ indexURL: spec.pyodideDir + "/", lockFileURL: spec.lockFile, env: { HOME: "/home/pyodide", MPLBACKEND: "agg" },
+    stdout: () => {}, stderr: (t) => process.stderr.write(t + "\n") });
+  for (const [inFs, host] of Object.entries(spec.files)) {
+    py.FS.mkdirTree(inFs.slice(0, inFs.lastIndexOf("/")));
+    py.FS.writeFile(inFs, fs.readFileSync(host));
+  }
+  for (const inFs of Object.keys(spec.outputs)) py.FS.mkdirTree(inFs.slice(0, inFs.lastIndexOf("/")));
+  py.runPython(fs.readFileSync(spec.program, "utf8"));
+  py.globals.get("main")(spec.main);
+  for (const [inFs, host] of Object.entries(spec.outputs)) fs.writeFileSync(host, py.FS.readFile(inFs));
+})().catch((e) => { console.error(String((e && e.stack) || e)); process.exit(1); });

@@ -1,63 +1,71 @@
-"""Precompiled bytecode: the stdlib zip and the NumPy wheel with sourceless .pyc instead of .py.
+"""Precompiled bytecode: the stdlib zip and the wheels with sourceless .pyc where a start imports a module.
 
-The compile runs inside Pyodide itself (the exact CPython 3.12.7 of the browser, so the bytecode matches):
-`precompile.cjs` loads Pyodide under Node and runs `precompile_in_pyodide.py` in it, both files beside this
-module.  .py members become sourceless .pyc next to where the .py was.  Importing then skips tokenising and
-compiling in wasm (numpy's 174 modules alone took ~1 s of the ~1.3 s `import numpy`).  Every NumPy module
-is compiled; of the stdlib only what boot + WARM_IMPORTS load (a .pyc is bigger than a zipped .py, so the
-~400 modules nobody imports at start stay small sources).
+Pyodide ships its stdlib and packages as .py sources, which the browser would tokenise and compile in wasm on
+every visit (numpy's ~170 modules alone took ~1 s). The compile runs inside Pyodide itself under Node (the exact
+CPython 3.12.7 of the browser, so the bytecode matches): `precompile.cjs` loads it and runs
+`precompile_in_pyodide.py`, which installs the wheels, runs a first cell and a first figure with the browser's
+own cell runtime, and compiles what they loaded (a .pyc is bigger than a zipped .py, so modules nobody imports at
+start stay sources). A measured gain, on public ground: nothing but .pyc files Python itself reads.
 """
 
 from __future__ import annotations
 
+import json
+import shutil
 from pathlib import Path
 
 from .node import node_job
-from .verify import sha256_bytes
 
-PROGRAM_DIR = Path(__file__).resolve().parent  # precompile.cjs, precompile_in_pyodide.py
-COMPILE_VERSION = "3"  # bump when precompile_in_pyodide.py or precompile.cjs changes: the cache key includes it
-STDLIB_NAME = "python_stdlib.zip"
-STDLIB_PREFIX = "/lib/python312.zip/"  # where Pyodide mounts the stdlib zip
-SITE_PACKAGES = "/lib/python3.12/site-packages/"  # where loadPackage unpacks wheels
-WARM_IMPORTS = "numpy, ast, builtins, io, linecache, sys, time, traceback"  # numpy + course_runtime's imports
-# The stdlib modules that importing matplotlib.pyplot and drawing a first figure load (and nothing before them):
-# compiled too, else the first figure compiles them from source in wasm (~0.25 s).  Not imported into the memory
-# snapshot; tests/unit/test_pyodide_assets.py checks the list is complete.
-FIRST_FIGURE_STDLIB = "calendar, decimal, gzip, html.entities, pprint, shlex, uuid"
+PROGRAM_DIR = Path(__file__).resolve().parent
+CELL_RUNTIME = PROGRAM_DIR / "browser" / "cell_runtime.py"
+SITE_PACKAGES = "/lib/python3.12/site-packages/"
 
 
-def precompiled(
-    cache_root: Path,
-    pyodide_js_dir: Path,
-    stdlib: tuple[Path, str],
-    numpy: tuple[Path, str],
-    warm_imports: str = WARM_IMPORTS,
-) -> tuple[Path, Path] | None:
-    """(stdlib zip, NumPy wheel) with sourceless .pyc instead of .py, cached by the sources' sha256.
+def precompile(
+    out_dir: Path,
+    pyodide_dir: Path,
+    lock_file: Path,
+    stdlib: Path | None,
+    wheels: list[tuple[Path, bool]],
+    warm: list[str],
+) -> bool:
+    """Write into `out_dir` (made in one rename) the stdlib zip (if given) and each wheel ((path, compile every
+    module)) with .pyc instead of the .py that running the `warm` cells loads, in the Pyodide of `pyodide_dir`
+    (with npm pyodide's own `lock_file`). False (and a warning) when Node
+    or the compile fails: the runtime then ships the sources, which work, just slower."""
+    files = {"/tmp/cell_runtime/cell_runtime.py": str(CELL_RUNTIME)}
+    outputs = {}
+    main = {"site_packages": SITE_PACKAGES, "cell_runtime_dir": "/tmp/cell_runtime", "warm": warm, "wheels": []}
+    main["stdlib"] = {"in": "/tmp/in/stdlib.zip", "out": "/tmp/out/stdlib.zip"}
+    files["/tmp/in/stdlib.zip"] = str(stdlib or Path(pyodide_dir) / "python_stdlib.zip")
+    outputs["/tmp/out/stdlib.zip"] = "{out}/" + (stdlib.name if stdlib else ".unused-stdlib.zip")
+    for i, (wheel, every) in enumerate(wheels):
+        files[f"/tmp/in/{i}.whl"] = str(wheel)
+        outputs[f"/tmp/out/{i}.whl"] = "{out}/" + wheel.name
+        main["wheels"].append({"in": f"/tmp/in/{i}.whl", "out": f"/tmp/out/{i}.whl", "all": every})
+    spec = {
+        "pyodideDir": str(Path(pyodide_dir).resolve()),
+        "lockFile": str(Path(lock_file).resolve()),
+        "program": str(PROGRAM_DIR / "precompile_in_pyodide.py"),
+        "files": files,
+        "outputs": outputs,
+        "main": json.dumps(main),
+    }
 
-    `stdlib`/`numpy` are (verified file, its sha256).  Runs Pyodide under Node once per new pair of
-    sources.  None (and a warning) when Node or the compile fails: the runtime then ships the sources,
-    which work, just slower.
-    """
-    key = sha256_bytes(f"{stdlib[1]} {numpy[1]} {COMPILE_VERSION} {warm_imports}".encode())[:16]
-    out_dir = cache_root / "compiled" / key
-    outs = (out_dir / stdlib[0].name, out_dir / numpy[0].name)
-    if all(p.is_file() for p in outs):
-        return outs
-    made = node_job(
+    def finish(out: Path) -> None:
+        (out / ".unused-stdlib.zip").unlink(missing_ok=True)
+
+    return node_job(
         out_dir,
         PROGRAM_DIR / "precompile.cjs",
-        [
-            str(pyodide_js_dir.resolve()),
-            str(PROGRAM_DIR / "precompile_in_pyodide.py"),
-            str(stdlib[0]),
-            f"{{out}}/{stdlib[0].name}",
-            str(numpy[0]),
-            f"{{out}}/{numpy[0].name}",
-            SITE_PACKAGES,
-            warm_imports,
-        ],
-        "shipping Python sources (slower first import in the browser)",
+        ["{tmp}/spec.json"],
+        "shipping Python sources (a slower first import in the browser)",
+        finish,
+        files={"spec.json": json.dumps(spec)},
     )
-    return outs if made else None
+
+
+def copy_sources(out_dir: Path, files: list[Path]) -> None:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for f in files:
+        shutil.copyfile(f, out_dir / f.name)

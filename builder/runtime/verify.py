@@ -1,6 +1,6 @@
-"""Is every runtime asset the declared one? sha256 helpers, the hash stamps and the manifest.
+"""Is every runtime file the declared one? sha256 helpers, the hash stamps and the manifest.
 
-Every copied asset is checked against `pyodide_manifest.json` (beside this module: sha256 + size); any
+Every copied file is checked against `manifest.json` (beside this module: sha256 + size); any
 mismatch is a `RuntimeAssetError` naming the file, both hashes and the fix.  Hashes of unchanged files are
 remembered in `<cache_dir>/pyodide/hash-stamps.json` keyed by (size, mtime_ns), so a warm build re-hashes
 nothing; a file whose size or mtime changed is re-hashed.
@@ -14,7 +14,7 @@ from pathlib import Path
 
 from .files import write_atomically
 
-MANIFEST_PATH = Path(__file__).resolve().parent / "pyodide_manifest.json"
+MANIFEST_PATH = Path(__file__).resolve().parent / "manifest.json"
 STAMP_NAME = "hash-stamps.json"
 
 
@@ -88,25 +88,6 @@ class HashStamps:
 
 def load_manifest(path: Path = MANIFEST_PATH) -> dict:
     return json.loads(path.read_text("utf-8"))
-
-
-def numpy_spec(manifest: dict) -> tuple[str, dict]:
-    """(file name, manifest entry) of the NumPy wheel the manifest declares."""
-    for name, spec in manifest["assets"].items():
-        if name.startswith("numpy-") and name.endswith(".whl"):
-            return name, spec
-    raise RuntimeAssetError("pyodide_manifest.json declares no numpy wheel")
-
-
-def check_sha256(path: Path, name: str, spec: dict, actual: str, how_to_fix: str) -> None:
-    if actual != spec["sha256"]:
-        raise RuntimeAssetError(
-            f"{path}: sha256 mismatch for {name}\n  expected {spec['sha256']} ({spec['source']})\n"
-            f"  actual   {actual}\n  fix: {how_to_fix}",
-            file=path,
-            expected=spec["sha256"],
-            actual=actual,
-        )
 
 
 def pyodide_fix_hint(pyodide_dir: Path | None) -> str:

@@ -3,14 +3,11 @@
 saves ≥ 10 %) as a base-85 string literal (RFC 1924's alphabet, Python's `base64.b85encode`) in
 `Course.python.assets["<name>/<i>"]`.
 
-Why scripts: Chromium blocks fetch/XHR/import()/Worker(url) on file:// but `<script src>` works; small
-chunks keep every main-thread parse task short (a single 13 MB literal took ~200 ms).  Why base 85: +25 %
-instead of base64's +33 % (the previous form, shipped next to a binary copy for http: 59 MB of site), and
-still plain ASCII without `"`, `\\` or line breaks — Chromium parses ASCII scripts off the main thread.
-(Tried first: the payload bytes themselves in the literal, read as `<script charset="x-user-defined">`,
-+1.6 %: such scripts are parsed on the main thread, one 60–400 ms long task per chunk, and file:// took 3× longer.)
+Why scripts: browsers block fetch/XHR/import()/Worker(url) on file:// but `<script src>` works; small chunks keep
+every main-thread parse task short. Why base 85: +25 % instead of base64's +33 %, and still plain ASCII without
+`"`, `\\` or line breaks, which Chromium parses off the main thread.
 
-Over http the workers fetch the same files and decode the literal straight from their bytes (theme/js/python/
+Over http the worker fetches the same files and decodes the literal straight from their bytes (browser/
 transport.js: the characters between the first `]="` and the last `"`) — no second copy of any asset.  The
 runtime index carries the sha256 of each payload: it is checked before the payload is inflated or used, on
 both transports.
@@ -25,12 +22,11 @@ from pathlib import Path
 import numpy as np
 import zstandard
 
-from builder.bundle import browser_namespace
-
+from ..bundle import browser_namespace
 from .files import write_if_changed
-from .verify import HashStamps, RuntimeAssetError, sha256_bytes
+from .verify import RuntimeAssetError, sha256_bytes
 
-WRAPPER_FORMAT = "course-b85-zst19w27"  # part of the cache folder's name: change it whenever a wrapper's text changes
+WRAPPER_FORMAT = "b85-zst19w27"  # part of the cache folder's name: change it whenever a wrapper's text changes
 WRAPPER_CHUNK = 1 << 19
 """Payload bytes per wrapper script (the last one of an asset holds the rest; a multiple of 4, so each chunk
 decodes alone).  Parsing one 640 KiB literal takes a few ms, so no main-thread task gets long on file://."""
@@ -38,18 +34,14 @@ WRAPPER_ENCODING = "b85"
 MIN_SAVING = 0.10
 """An asset's payload is its Zstandard frame when that is at least this much smaller; otherwise the asset as it is."""
 ZSTD_LEVEL = 19
-"""Zstandard instead of gzip: the runtime's assets (the wasm, the memory snapshot, the packs, the stored stdlib
-zip) come out ~30 % smaller at level 19 (17.4 → 12.3 MB for the boot's four largest), and the browser's decoder
-(npm zstddec: zstd's own decompressor compiled to wasm, theme/js/python/zstd.js) inflates as fast as the native
-gzip DecompressionStream (measured under Node: snapshot 82–167 vs 66–138 ms). Brotli and xz would be 5–10 %
-smaller still, but their wasm decoders are 2.5–10× slower, and file:// inflates at every boot. One thread and a
-fixed level: the same bytes on every machine."""
+"""Zstandard instead of gzip: the runtime's files come out ~25 % smaller at level 19 (the main wasm 3.1 → 2.4 MB,
+NumPy's wheel 3.5 → 2.5 MB), and the browser's decoder (npm zstddec: zstd's own decompressor compiled to wasm,
+browser/zstd.js) inflates about as fast as the native gzip DecompressionStream. One thread and a fixed level:
+the same bytes on every machine."""
 ZSTD_WINDOW_LOG = 27
-"""Payloads over 8 MiB (level 19's own window) are compressed with a 128 MiB window, i.e. the whole asset: the boot
-bundle (snapshot + NumPy, prepare.py) finds NumPy's code again in the heap 20 MB further on (−1.4 MB), the
-snapshot alone its repeats (−0.1 MB). The browser decodes a frame in one call (ZSTD_decompress, into a buffer
-of the indexed size), which needs no window buffer of its own; 2^27 is also the most a streaming decoder
-accepts without being told to."""
+"""Files over 8 MiB (level 19's own window) are compressed with a window covering the whole file (e.g. the main
+wasm). The browser decodes a frame in one call, into a buffer of the indexed size, which needs no window buffer
+of its own."""
 
 _B85 = np.frombuffer(b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz!#$%&()*+-;<=>?@^_`{|}~", np.uint8)
 
@@ -141,48 +133,25 @@ def read_asset(folder: Path, entry: dict) -> bytes:
     return decode_payload(payload, entry.get("encoding"))
 
 
-def asset_holding(index: dict, name: str) -> dict:
-    """The runtime index's entry that ships `name`: its own, or the boot bundle's whose `parts` list it."""
-    for entry in index["assets"]:
-        if entry["name"] == name or any(p["name"] == name for p in entry.get("parts", ())):
-            return entry
-    raise KeyError(name)
-
-
-def read_shipped(folder: Path, index: dict, name: str) -> bytes:
-    """`name`'s bytes as the browser's worker gets them: an asset (`read_asset`), or a part of the boot bundle."""
-    entry = asset_holding(index, name)
-    data = read_asset(folder, entry)
-    part = next((p for p in entry.get("parts", ()) if p["name"] == name), None)
-    return data if part is None else data[part["offset"] : part["offset"] + part["size"]]
-
-
 def payload_record(data: bytes, payload: bytes, encoding: str | None) -> dict:
     return {"size": len(payload), "sha256": sha256_bytes(payload), "encoding": encoding, "decodedSize": len(data)}
 
 
-def cached_wrappers(cache_root: Path, name: str, src: Path, digest: str, stamps: HashStamps) -> tuple[list[Path], dict]:
-    """The wrapper scripts of the verified asset file `src` and their
-    record {"size", "sha256", "encoding", "decodedSize"} (of the payload), built once into the cache (zstd -19
-    of the 23 MB snapshot costs ~10 s)."""
+def cached_wrappers(cache_root: Path, name: str, src: Path) -> tuple[list[Path], dict]:
+    """The wrapper scripts of the file `src` shipped as `name`, and their record {"size", "sha256", "encoding",
+    "decodedSize"} (of the payload), made once into the cache under the file's sha256 (zstd -19 of the main wasm
+    takes seconds): a moved or copied checkout finds them again."""
+    data = src.read_bytes()
+    digest = sha256_bytes(data)
     folder = cache_root / "wrappers" / f"{name}.{digest[:16]}.{WRAPPER_CHUNK}.{WRAPPER_FORMAT}"
     done = folder / "chunks.json"
     try:
         record = json.loads(done.read_text("utf-8"))
         parts = [folder / wrapper_name(name, i) for i in range(record["count"])]
-        if stamps.get(done, "src") == digest and all(p.is_file() for p in parts):
+        if record.get("src") == digest and all(p.is_file() for p in parts):
             return parts, record["payload"]
     except (OSError, ValueError, KeyError):
         pass
-    data = src.read_bytes()
-    actual = sha256_bytes(data)
-    if actual != digest:  # changed since it was hashed a moment ago
-        raise RuntimeAssetError(
-            f"{src}: changed while building its wrapper (sha256 {actual}, expected {digest})",
-            file=src,
-            expected=digest,
-            actual=actual,
-        )
     payload, encoding = encode_payload(data)
     record = payload_record(data, payload, encoding)
     folder.mkdir(parents=True, exist_ok=True)
@@ -190,6 +159,5 @@ def cached_wrappers(cache_root: Path, name: str, src: Path, digest: str, stamps:
     parts = [folder / wrapper_name(name, i) for i in range(len(chunks))]
     for part, chunk in zip(parts, chunks):
         write_if_changed(part, chunk)
-    write_if_changed(done, json.dumps({"count": len(chunks), "payload": record}).encode())
-    stamps.put(done, src=digest)
+    write_if_changed(done, json.dumps({"count": len(chunks), "payload": record, "src": digest}).encode())
     return parts, record

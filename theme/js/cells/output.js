@@ -146,7 +146,7 @@ export class OutputView {
     return this.widgets;
   }
 
-  /** Rich output of the run (course_runtime.display): a PNG figure or a course widget's JSON. */
+  /** Rich output of the run (cell_runtime.display): a PNG figure or a course widget's JSON. */
   display(kind, data, meta = {}) {
     this.last = null;
     this.root.removeAttribute("data-empty");

@@ -1,0 +1,275 @@
+// The Python worker: Pyodide 0.27.7 on its public API (loadPyodide, loadPackage, setInterruptBuffer), in every
+// engine. Bundled to a string by builder/bundle.mjs and started by runtime.js from a blob: URL.
+//
+// Its files are the runtime's assets (builder/runtime/site.py): every one ships as wrapper scripts
+// (transport.js) and is checked against the sha256 of the runtime index before it is used. Pyodide reads them
+// through `fetch`, which this worker replaces: a URL under the runtime's folder is answered with the asset's
+// bytes (http: the worker fetches and decodes its wrapper scripts; file://: the page loads them and posts the
+// payload, since a file:// worker may not fetch), anything else is refused — so nothing in this worker,
+// Python included, can reach the network. pyodide.js and pyodide.asm.js come as blob: URLs the page made (a
+// file:// worker in WebKit may not load blob: URLs it made itself).
+//
+//   init  {base, mode, assets, chunkBytes, scripts, preload, interruptBuffer}  →  progress…, ready | init-error
+//   run   {id, code, filename}  →  stream…, display…, packages…, result
+//   reset {id}                  →  reset-done
+import CELL_RUNTIME_PY from "./cell_runtime.py";
+import { decodePayload, fetchPayload } from "./transport.js";
+import { checkSha256 } from "./verify.js";
+import { zstdReady } from "./zstd.js";
+
+const post = (msg, transfer) => self.postMessage(msg, transfer || []);
+const mark = (label) => post({ type: "mark", label, t: performance.timeOrigin + performance.now() });
+const nativeFetch = self.fetch.bind(self);
+const nativeImportScripts = self.importScripts.bind(self);
+const MIME = { wasm: "application/wasm", json: "application/json", js: "text/javascript" };
+const CELL_DIR = "/home/pyodide/.cell-runtime";
+
+let base = "";
+let mode = "http";
+let chunkBytes = 0;
+const index = new Map(); // asset name → {size, sha256, encoding, decodedSize, wrappers, wrapperSize}
+const bytesOf = new Map(); // asset name → Promise<Uint8Array> (verified, inflated)
+const fromPage = new Map(); // file://: asset name → {resolve, reject} until the page posts its payload
+let pyodide = null;
+let runner = null;
+let interrupt = null;
+let lock = null; // pyodide-lock.json: which package provides which import
+let currentRun = null;
+let onBytes = null; // counts the wrapper bytes read, for the progress of the load in course
+
+// ------------------------------------------------------------------------------------------------ assets
+
+function payloadFromPage(name) {
+  return new Promise((resolve, reject) => {
+    fromPage.set(name, { resolve, reject });
+    post({ type: "need", name });
+  });
+}
+
+/** One asset's bytes: fetched (http) or asked of the page (file://), checked, inflated. Each is read once. */
+function assetBytes(name) {
+  if (!bytesOf.has(name)) {
+    const a = index.get(name);
+    const read = (async () => {
+      const count = onBytes;
+      let payload;
+      if (mode === "http") {
+        payload = await fetchPayload(base, a, chunkBytes, (n) => count && count(n), nativeFetch);
+      } else {
+        payload = await payloadFromPage(name);
+        await checkSha256(name, payload, a.sha256);
+        if (count) count(a.wrapperSize);
+      }
+      return decodePayload(a, payload);
+    })();
+    read.catch(() => bytesOf.delete(name)); // asked again, it is read again
+    bytesOf.set(name, read);
+  }
+  return bytesOf.get(name);
+}
+
+function assetName(url) {
+  const u = String(url);
+  if (!u.startsWith(base)) return null;
+  const name = decodeURIComponent(u.slice(base.length).split(/[?#]/)[0]);
+  return index.has(name) ? name : null;
+}
+
+/** `fetch` for this worker: the runtime's own assets only (and the data: URL of the zstd decoder). */
+async function assetFetch(input) {
+  const url = typeof input === "string" ? input : input instanceof URL ? input.href : input.url;
+  if (url.startsWith("data:")) return dataResponse(url);
+  const name = assetName(url);
+  if (name === null) throw new TypeError(`network access is disabled in the Python worker (${url})`);
+  const bytes = await assetBytes(name);
+  bytesOf.delete(name); // Pyodide reads each file once; a second read fetches it again
+  const ext = name.split(".").pop();
+  return new Response(bytes, { status: 200, headers: { "Content-Type": MIME[ext] || "application/octet-stream" } });
+}
+
+function dataResponse(url) {
+  const comma = url.indexOf(",");
+  const meta = url.slice(5, comma);
+  const body = url.slice(comma + 1);
+  const bytes = meta.endsWith(";base64") ? Uint8Array.from(atob(body), (c) => c.charCodeAt(0))
+    : new TextEncoder().encode(decodeURIComponent(body));
+  return new Response(bytes, { status: 200, headers: { "Content-Type": meta.split(";")[0] || "text/plain" } });
+}
+
+function closeTheNetwork() {
+  self.fetch = assetFetch;
+  self.XMLHttpRequest = undefined;
+  self.WebSocket = undefined;
+  self.EventSource = undefined;
+}
+
+// ------------------------------------------------------------------------------------------------ boot
+
+/** Run one of Pyodide's two scripts. Which blob: URLs a worker of a file:// page may load differs by engine:
+ *  WebKit loads those the page made and refuses its own, Chromium the other way round. So the page's URL first,
+ *  then one made here from the script's bytes (a file:// worker gets them from the page, like every asset). */
+async function loadScript(name, pageURL) {
+  try {
+    nativeImportScripts(pageURL);
+    return;
+  } catch (e) {
+    if (mode === "http") throw e;
+  }
+  const own = URL.createObjectURL(new Blob([await assetBytes(name)], { type: "text/javascript" }));
+  try {
+    nativeImportScripts(own);
+  } finally {
+    URL.revokeObjectURL(own);
+  }
+}
+
+async function init(msg) {
+  mark("worker-init");
+  base = msg.base;
+  mode = msg.mode;
+  chunkBytes = msg.chunkBytes;
+  for (const a of msg.assets) index.set(a.name, a);
+  closeTheNetwork();
+  await zstdReady(); // its wasm comes from a data: URL (assetFetch)
+  let read = 0;
+  onBytes = (n) => { read += n; post({ type: "download", loaded: read }); };
+  // Everything the boot needs is asked for at once, so it downloads while Python starts.
+  for (const name of msg.boot) assetBytes(name).catch(() => {}); // reported when Pyodide asks for it
+  for (const name of ["pyodide.js", "pyodide.asm.js"]) await loadScript(name, msg.scripts[name]);
+  self.importScripts = () => { throw new TypeError("importScripts is disabled in the Python worker"); };
+  mark("scripts-ready");
+  post({ type: "progress", phase: "boot" });
+  pyodide = await self.loadPyodide({
+    indexURL: base,
+    lockFileURL: base + "pyodide-lock.json",
+    stdin: () => null, // input() → EOFError
+    env: { HOME: "/home/pyodide", MPLBACKEND: "agg" },
+  });
+  mark("pyodide-ready");
+  if (msg.interruptBuffer) {
+    interrupt = new Int32Array(msg.interruptBuffer);
+    pyodide.setInterruptBuffer(interrupt);
+  }
+  lock = JSON.parse(new TextDecoder().decode(await assetBytes("pyodide-lock.json")));
+  pyodide.FS.mkdirTree(CELL_DIR);
+  pyodide.FS.writeFile(`${CELL_DIR}/cell_runtime.py`, CELL_RUNTIME_PY);
+  pyodide.runPython(`import sys\nsys.path.insert(0, ${JSON.stringify(CELL_DIR)})`);
+  runner = pyodide.pyimport("cell_runtime");
+  runner.set_post((stream, text) => post({ type: "stream", id: currentRun, stream, text }));
+  // Rich output: a figure's PNG bytes or a widget's JSON text, never HTML (see cells/output.js).
+  runner.set_display((kind, data, meta) => {
+    const value = typeof data === "string" ? data : data.toJs();
+    if (data && data.destroy) data.destroy();
+    const m = meta.toJs({ dict_converter: Object.fromEntries });
+    meta.destroy();
+    post({ type: "display", id: currentRun, kind, data: value, meta: m }, value instanceof Uint8Array ? [value.buffer] : []);
+  });
+  if (msg.preload.length) {
+    post({ type: "progress", phase: "packages" });
+    await pyodide.loadPackage(msg.preload, { messageCallback: () => {} });
+    for (const name of msg.preload) for (const mod of lock.packages[name].imports) pyodide.runPython(`import ${mod}`);
+  }
+  onBytes = null;
+  mark("imported");
+  post({ type: "ready" });
+}
+
+// ------------------------------------------------------------------------------------------------ runs
+
+/** The packages `code` imports that are not loaded yet, with their dependencies (pyodide-lock.json). */
+function packagesFor(code) {
+  const proxy = runner.imports_of(code);
+  const imports = proxy.toJs();
+  proxy.destroy();
+  const byImport = new Map();
+  for (const [name, pkg] of Object.entries(lock.packages)) for (const mod of pkg.imports) byImport.set(mod, name);
+  const needed = [];
+  const visit = (name) => {
+    if (!lock.packages[name] || needed.includes(name) || pyodide.loadedPackages[name]) return;
+    for (const dep of lock.packages[name].depends) visit(dep);
+    needed.push(name);
+  };
+  for (const mod of imports) if (byImport.has(mod)) visit(byImport.get(mod));
+  return needed;
+}
+
+async function loadPackagesOf(code, id) {
+  const needed = packagesFor(code);
+  if (!needed.length) return;
+  const total = needed.reduce((s, name) => s + index.get(lock.packages[name].file_name).wrapperSize, 0);
+  let loaded = 0;
+  const report = () => post({ type: "packages", id, names: needed, loaded: Math.min(loaded, total), total });
+  report();
+  onBytes = (n) => { loaded += n; report(); };
+  try {
+    await pyodide.loadPackage(needed, { messageCallback: () => {} });
+  } finally {
+    onBytes = null;
+  }
+  mark("packages-loaded");
+}
+
+async function runCell(msg) {
+  currentRun = msg.id;
+  if (interrupt) interrupt[0] = 0;
+  let result;
+  try {
+    await loadPackagesOf(msg.code, msg.id);
+  } catch (e) {
+    currentRun = null;
+    post({ type: "result", id: msg.id, result: { ok: false, repr: null, truncated: false,
+      error: { type: "ImportError", message: `无法加载 Python 包：${String((e && e.message) || e)}`, traceback: "" } } });
+    return;
+  }
+  mark("run-start");
+  try {
+    const proxy = runner.run_cell(msg.code, msg.filename);
+    result = proxy.toJs({ dict_converter: Object.fromEntries });
+    proxy.destroy();
+  } catch (e) {
+    result = { ok: false, repr: null, truncated: false,
+      error: { type: "InternalError", message: String((e && e.message) || e), traceback: "" } };
+  }
+  currentRun = null;
+  mark("run-end");
+  post({ type: "result", id: msg.id, result });
+}
+
+/** Idle: the packages the page's cells import, loaded before any run asks (runtime.js, preloadFor). */
+async function preload(codes) {
+  try {
+    for (const code of codes) await loadPackagesOf(code, null);
+    if (pyodide.loadedPackages.matplotlib) runner.prepare_matplotlib();
+    mark("preloaded");
+  } catch (e) {
+    console.warn("Python worker: preload failed", e && e.message); // the run that needs it reports it
+  }
+}
+
+// One message at a time, in order (a run waits for a preload or a reset before it); the page's answers to
+// `need` are handled at once, since the message in progress may be waiting for them.
+let queue = Promise.resolve();
+self.onmessage = ({ data: msg }) => {
+  if (msg.type === "asset") {
+    const waiting = fromPage.get(msg.name);
+    fromPage.delete(msg.name);
+    if (waiting && msg.error) waiting.reject(new Error(msg.error));
+    else if (waiting) waiting.resolve(new Uint8Array(msg.buffer));
+    return;
+  }
+  queue = queue.then(() => handle(msg));
+};
+
+async function handle(msg) {
+  try {
+    if (msg.type === "init") await init(msg);
+    else if (msg.type === "run") await runCell(msg);
+    else if (msg.type === "preload") await preload(msg.codes);
+    else if (msg.type === "reset") { runner.reset(); post({ type: "reset-done", id: msg.id }); }
+  } catch (e) {
+    const message = String((e && e.message) || e);
+    if (msg.type === "init") post({ type: "init-error", message, stack: String((e && e.stack) || "") });
+    else post({ type: "result", id: msg.id, result: { ok: false, repr: null, truncated: false,
+      error: { type: "InternalError", message, traceback: "" } } });
+  }
+}

@@ -25,7 +25,7 @@ from .cells import render_cell, run_cells_of_pages
 from .content import load_glossary, load_site
 from .errors import AssetError, BuildFailed, Code, Problems
 from .katex.shared_paths import share_svg_paths
-from .markdown import create_markdown
+from .markdown import check_answer_positions, create_markdown
 from .model import BuildOptions, BuildResult, Page, ParseContext, SiteSource, SourcePage
 from .runtime import cell_runtime
 from .runtime import warmup as runtime_warmup
@@ -51,6 +51,7 @@ def build_site(options: BuildOptions | None = None) -> BuildResult:
             if pool is not None:
                 pool.shutdown(wait=False, cancel_futures=True)  # no-op once page_bodies has used it
         checks.check_links(built, site.planned_slugs, problems)
+        check_answer_positions(built, problems)
         if problems:
             raise BuildFailed(problems)
     except BaseException:

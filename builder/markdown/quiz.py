@@ -138,6 +138,9 @@ def quiz_plugin(md: MarkdownIt, *, render: QuizRender | None = None) -> None:
         """Parse a quiz string as inline Markdown and hand its formulas and links to the page's stages."""
         context = parse_context(env)
         scratch = ParseContext(context.rel, context.line_offset, context.problems, context.planned_slugs)
+        # token.map[0] is the fence line; the YAML body starts on the line after it.
+        base = (token.map[0] if token.map else 0) + 1 + body_line
+        scratch.scratch["inline_line"] = base  # where the glossary check (glossary.py) reports a synonym
         # Quiz strings are text with Markdown, never raw HTML: `<b>` in a question shows as typed.
         html_allowed = md.options.get("html", False)
         md.options["html"] = False
@@ -147,8 +150,6 @@ def quiz_plugin(md: MarkdownIt, *, render: QuizRender | None = None) -> None:
             md.options["html"] = html_allowed
         for inline in tokens:
             _join_cjk_lines(inline.children or [])
-        # token.map[0] is the fence line; the YAML body starts on the line after it.
-        base = (token.map[0] if token.map else 0) + 1 + body_line
         context.facts.formulas.extend((f, base + line) for f, line in scratch.facts.formulas)
         context.facts.links.extend(Link(link.href, base + link.line) for link in scratch.facts.links)
         return InlineText(text, tokens)

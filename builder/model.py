@@ -209,6 +209,16 @@ SearchSection = tuple[str, str, str, tuple[str, ...], tuple[str, ...]]
 """(heading, anchor id, plain text, CJK grams, Latin words): one section of a page in the search index."""
 
 
+@dataclass(frozen=True)
+class QuizAnswer:
+    """Where a quiz shows its right answers (builder/markdown/quiz.py): for the site-wide balance check."""
+
+    id: str
+    line: int  # 0-based body line of the quiz's fence
+    n_options: int
+    positions: tuple[int, ...]  # 0 = the first option on screen
+
+
 @dataclass
 class PageFacts:
     """What the stages learn about a page and later stages need: gathered while parsing (headings, links,
@@ -223,6 +233,7 @@ class PageFacts:
         default_factory=set
     )  # "cells", "quiz", "widgets", "widget-<name>", "css-widgets-<sheet>"
     quiz_ids: list[str] = field(default_factory=list)
+    quiz_answers: list[QuizAnswer] = field(default_factory=list)  # where each quiz shows its right answers
     images: dict[str, str] = field(default_factory=dict)  # output file ("assets/images/x-1a2b3c4d5e.png") → source file
     search_sections: list[SearchSection] | None = None  # None for the index page (not searched)
     reading_minutes: int | None = None

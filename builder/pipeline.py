@@ -26,7 +26,7 @@ from .content import load_glossary, load_site
 from .course import CourseError, load_course
 from .errors import AssetError, BuildFailed, Code, Problems
 from .katex.shared_paths import share_svg_paths
-from .markdown import create_markdown
+from .markdown import check_answer_positions, create_markdown
 from .model import BuildOptions, BuildResult, Page, ParseContext, SiteSource, SourcePage
 from .runtime import pyodide_source, python_runtime
 from .widgets import prepare_widget, quote_widget, render_widget
@@ -50,6 +50,7 @@ def build_site(options: BuildOptions | None = None) -> BuildResult:
             if pool is not None:
                 pool.shutdown(wait=False, cancel_futures=True)  # no-op once page_bodies has used it
         checks.check_links(built, site.planned_slugs, problems)
+        check_answer_positions(built, problems)
         if problems:
             raise BuildFailed(problems)
     except BaseException:

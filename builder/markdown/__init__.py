@@ -3,5 +3,6 @@ math, quiz, widget, code_cell), all sharing the directive mechanism (directive.p
 
 from .links import split_href
 from .parser import create_markdown
+from .quiz import check_answer_positions
 
-__all__ = ["create_markdown", "split_href"]
+__all__ = ["check_answer_positions", "create_markdown", "split_href"]

@@ -3,7 +3,9 @@
 - A synonym where the glossary's chosen term is expected is a warning on its line (the build goes on).
 - The first use of each term on a page becomes a keyboard-accessible tooltip: a focusable <dfn> described by
   its hidden definition (hover, focus or tap shows it; Escape hides it — theme/js/site/glossary.js).
-Only the Markdown body is looked at (not headings, link text, code or math; quiz YAML strings have no lines).
+Synonyms are also looked for in a quiz's strings (question, options, feedback, explanation), reported on the line
+of the YAML key that holds the string (builder/markdown/quiz.py puts it in the inline parse's scratch as
+`inline_line`); a quiz string gets no tooltip. Code and math are never looked at.
 """
 
 from __future__ import annotations
@@ -43,10 +45,29 @@ def glossary_plugin(md: MarkdownIt, *, terms: Sequence[GlossaryTerm]) -> None:
             _html(f'<span class="gloss-tip" role="tooltip" id="gloss-{n}">{escapeHtml(tip)}</span></dfn>'),
         ]
 
+    def warn_synonyms(text: str, context: Any, line: int) -> None:
+        """A warning for each synonym in `text` (0-based body line `line`), longest first, each place once."""
+        for word, term in synonyms:
+            if word in text.replace(term.term, "\0" * len(term.term)):
+                context.problems.warn(
+                    Code.GLOSSARY,
+                    context.rel,
+                    context.line_offset + line + 1,
+                    f"'{word}' is a synonym: the glossary's word is '{term.term}'",
+                )
+                text = text.replace(word, "\0" * len(word))
+
     def check(state: Any) -> None:
-        if getattr(state, "inlineMode", False):
-            return  # a quiz string (md.parseInline): no source lines, and its own scratch context
         context = parse_context(state.env)
+        if getattr(state, "inlineMode", False):
+            # a quiz string (md.parseInline, its own scratch context): synonyms are warned about on the line of its
+            # YAML key; no tooltip (the quiz renders its strings itself)
+            line = context.scratch.get("inline_line")
+            if line is not None:
+                for token in state.tokens:
+                    text = "".join(c.content for c in token.children or [] if c.type == "text")
+                    warn_synonyms(text, context, line)
+            return
         seen: set[str] = context.scratch.setdefault("glossary_seen", set())
         in_heading = False
         for token in state.tokens:
@@ -67,16 +88,7 @@ def glossary_plugin(md: MarkdownIt, *, terms: Sequence[GlossaryTerm]) -> None:
                 if child.type != "text":
                     out.append(child)
                     continue
-                text = child.content
-                for word, term in synonyms:
-                    if word in text.replace(term.term, "\0" * len(term.term)):
-                        context.problems.warn(
-                            Code.GLOSSARY,
-                            context.rel,
-                            context.line_offset + line + 1,
-                            f"'{word}' is a synonym: the glossary's word is '{term.term}'",
-                        )
-                        text = text.replace(word, "\0" * len(word))
+                warn_synonyms(child.content, context, line)
                 if in_heading or in_link:
                     out.append(child)
                     continue

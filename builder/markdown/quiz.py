@@ -5,13 +5,22 @@ directive rule), not at render time: formulas inside the YAML are invisible to t
 be added to the page facts (with their source line) before the math stage typesets the site, and internal
 links must reach the link checker. The parsed inline tokens are kept in `token.meta["quiz"]` and rendered
 later with the page's env (which by then holds the typeset math).
+
+The options are shown in a shuffled order, the same on every build: the permutation is seeded by the page and the
+quiz id (`display_order`), so where the right answer sits tells the reader nothing. Each option carries a stable
+key (a hash of its text, `option_key`) that the browser stores instead of a position; the order a quiz was
+written in is only the author's. `check_answer_positions` (a site-wide check, run after the link check) fails the
+build when one position holds more than half of the site's correct answers.
 """
 
 from __future__ import annotations
 
+import hashlib
+import random
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import PurePosixPath
 from typing import Any
 
 import yaml
@@ -19,8 +28,8 @@ from markdown_it import MarkdownIt
 from markdown_it.common.utils import escapeHtml
 from markdown_it.token import Token
 
-from ..errors import Code
-from ..model import Link, ParseContext, parse_context
+from ..errors import Code, Problems
+from ..model import Link, Page, ParseContext, QuizAnswer, parse_context
 from .directive import register_directive, report
 
 QUIZ_KEYS = ("id", "question", "type", "options", "explanation", "tell-count")
@@ -53,10 +62,42 @@ class Quiz:
     explanation: InlineText | None
     tell_count: bool = False  # a multiple-choice hint names how many options are right only when the author asks
     lines: dict[str, int] = field(default_factory=dict)  # key → 0-based line within the body
+    order: list[int] = field(default_factory=list)  # the options as shown: authored indexes (empty: as written)
+    keys: list[str] = field(default_factory=list)  # each authored option's stable key (option_key of its text)
 
     @property
     def correct_indexes(self) -> list[int]:
         return [i for i, o in enumerate(self.options) if o.correct]
+
+    @property
+    def shown(self) -> list[int]:
+        """Authored option indexes in the order the reader sees them."""
+        return self.order or list(range(len(self.options)))
+
+    @property
+    def correct_positions(self) -> list[int]:
+        """Where the right answers are shown (0 = the first option on screen)."""
+        return [pos for pos, i in enumerate(self.shown) if self.options[i].correct]
+
+
+def option_key(text: str) -> str:
+    """A stable name for an option: its text's hash. Stored answers use it, so they survive the shuffle and an
+    author's reordering; an edited option is a new option (an answer given to the old text is dropped)."""
+    return hashlib.sha256(text.strip().encode("utf-8")).hexdigest()[:10]
+
+
+def display_order(n_options: int, seed: str) -> list[int]:
+    """The options' shown order (authored indexes), a permutation fixed by `seed` (page and quiz id): the same on
+    every build and every machine (random.Random with an integer seed is stable across Python versions)."""
+    rng = random.Random(int.from_bytes(hashlib.sha256(seed.encode("utf-8")).digest()[:8], "big"))
+    order = list(range(n_options))
+    rng.shuffle(order)
+    return order
+
+
+def quiz_seed(rel: str, quiz_id: str) -> str:
+    """The shuffle's seed: the page's file name (without .md) and the quiz id."""
+    return f"{PurePosixPath(str(rel).replace(chr(92), '/')).stem}/{quiz_id}"
 
 
 QuizRender = Callable[[Quiz, dict, MarkdownIt], str]
@@ -97,6 +138,9 @@ def quiz_plugin(md: MarkdownIt, *, render: QuizRender | None = None) -> None:
         """Parse a quiz string as inline Markdown and hand its formulas and links to the page's stages."""
         context = parse_context(env)
         scratch = ParseContext(context.rel, context.line_offset, context.problems, context.planned_slugs)
+        # token.map[0] is the fence line; the YAML body starts on the line after it.
+        base = (token.map[0] if token.map else 0) + 1 + body_line
+        scratch.scratch["inline_line"] = base  # where the glossary check (glossary.py) reports a synonym
         # Quiz strings are text with Markdown, never raw HTML: `<b>` in a question shows as typed.
         html_allowed = md.options.get("html", False)
         md.options["html"] = False
@@ -106,8 +150,6 @@ def quiz_plugin(md: MarkdownIt, *, render: QuizRender | None = None) -> None:
             md.options["html"] = html_allowed
         for inline in tokens:
             _join_cjk_lines(inline.children or [])
-        # token.map[0] is the fence line; the YAML body starts on the line after it.
-        base = (token.map[0] if token.map else 0) + 1 + body_line
         context.facts.formulas.extend((f, base + line) for f, line in scratch.facts.formulas)
         context.facts.links.extend(Link(link.href, base + link.line) for link in scratch.facts.links)
         return InlineText(text, tokens)
@@ -211,6 +253,14 @@ def quiz_plugin(md: MarkdownIt, *, render: QuizRender | None = None) -> None:
                 feedback = None
             options.append((str(text), correct, None if feedback is None else str(feedback), opt_line, opt_keys))
 
+        texts: dict[str, int] = {}
+        for n, (text, _, _, opt_line, _) in enumerate(options, start=1):
+            if text.strip() in texts:
+                problem(
+                    f"option {n} has the same text as option {texts[text.strip()]} (each option must differ)", opt_line
+                )
+                ok = False
+            texts.setdefault(text.strip(), n)
         n_correct = sum(1 for o in options if o[1] is True)
         undecided = any(o[1] is None for o in options)
         name = f"quiz '{quiz_id}'" if isinstance(quiz_id, str) else "quiz"
@@ -248,6 +298,8 @@ def quiz_plugin(md: MarkdownIt, *, render: QuizRender | None = None) -> None:
             explanation=parse_inline(explanation, env, token, node_line("explanation", keys)) if explanation else None,
             tell_count=bool(tell_count),
             lines={k: v[0] for k, v in keys.items()},
+            order=display_order(len(options), quiz_seed(parse_context(env).rel, quiz_id)),
+            keys=[option_key(text) for text, *_ in options],
         )
         return quiz
 
@@ -262,6 +314,10 @@ def quiz_plugin(md: MarkdownIt, *, render: QuizRender | None = None) -> None:
             token.meta["quiz"] = quiz
             if quiz is not None:
                 context.facts.quiz_ids.append(quiz.id)
+                line = token.map[0] if token.map else 0
+                context.facts.quiz_answers.append(
+                    QuizAnswer(quiz.id, line, len(quiz.options), tuple(quiz.correct_positions))
+                )
                 context.facts.extra_ids.add(f"quiz-{quiz.id}")
                 context.facts.features.add("quiz")
 
@@ -305,16 +361,20 @@ def render_quiz(quiz: Quiz, env: dict, md: MarkdownIt) -> str:
     else:
         hint = "多选题（可选多项）"
     options = []
-    for i, option in enumerate(quiz.options):
+    # Shown in the shuffled order; each option names its stable key (what the browser stores) and its authored
+    # index (data-index: answers stored before the shuffle named that, theme/js/site/quiz.js reads them).
+    for pos, i in enumerate(quiz.shown):
+        option = quiz.options[i]
+        key = escapeHtml(quiz.keys[i] if quiz.keys else str(i))
         feedback = render_inline(md, option.feedback, env)
         options.append(
-            f'<li class="quiz-option" data-index="{i}"{" data-correct" if option.correct else ""}>'
-            f'<label class="quiz-choice"><input type="{input_type}" name="{dom_id}" value="{i}">'
-            f'<span class="quiz-letter">{option_letter(i)}</span>'
+            f'<li class="quiz-option" data-index="{i}" data-key="{key}"{" data-correct" if option.correct else ""}>'
+            f'<label class="quiz-choice"><input type="{input_type}" name="{dom_id}" value="{key}">'
+            f'<span class="quiz-letter">{option_letter(pos)}</span>'
             f'<span class="quiz-option-text">{render_inline(md, option.text, env)}</span></label>'
-            f'<div class="quiz-feedback" id="{dom_id}-fb-{i}" hidden>{feedback}</div></li>'
+            f'<div class="quiz-feedback" id="{dom_id}-fb-{key}" hidden>{feedback}</div></li>'
         )
-    answer = "、".join(option_letter(i) for i in quiz.correct_indexes)
+    answer = "、".join(option_letter(pos) for pos in quiz.correct_positions)
     explanation = render_inline(md, quiz.explanation, env)
     explanation_html = f'<p class="quiz-explanation-text">{explanation}</p>' if explanation else ""
     return (
@@ -336,3 +396,33 @@ def render_quiz(quiz: Quiz, env: dict, md: MarkdownIt) -> str:
         f'<p class="quiz-answer">正确答案：{answer}</p>{explanation_html}</details>\n'
         f"</section>\n"
     )
+
+
+# ------------------------------------------------------------------------------------------ site-wide check
+
+MIN_QUIZZES_FOR_BALANCE = 4  # with fewer quizzes a shared position is chance, not a pattern
+
+
+def check_answer_positions(pages: list[Page], problems: Problems) -> None:
+    """No position on screen (A, B, C, …) may hold more than half of the site's correct answers once the site
+    has MIN_QUIZZES_FOR_BALANCE quizzes: a reader must not learn that “the answer is usually A”. Reported at the
+    first quiz whose answer sits there."""
+    answers = [(page, a) for page in pages for a in page.facts.quiz_answers]
+    if len(answers) < MIN_QUIZZES_FOR_BALANCE:
+        return
+    counts: dict[int, int] = {}
+    for _, a in answers:
+        for pos in a.positions:
+            counts[pos] = counts.get(pos, 0) + 1
+    total = sum(counts.values())
+    for pos, n in sorted(counts.items()):
+        if 2 * n <= total:
+            continue
+        page, first = next((p, a) for p, a in answers if pos in a.positions)
+        problems.add(
+            Code.QUIZ,
+            page.source.rel,
+            page.source.body_line + first.line + 1,
+            f"{n} of the site's {total} correct answers are shown as option {option_letter(pos)} (more than half): "
+            f"the shuffle is seeded by the page and the quiz id, so renaming a quiz (e.g. '{first.id}') reshuffles it",
+        )

@@ -47,22 +47,35 @@ def plain(text: str) -> str:
 
 
 def answer(page, quiz: dict, choice: list[int]) -> None:
+    """Check the options `choice` names by their authored index (the page shows them shuffled), then submit."""
     root = page.locator(f"#quiz-{quiz['id']}")
     for i in choice:
-        root.locator(".quiz-option input").nth(i).check()
+        root.locator(f'.quiz-option[data-index="{i}"] input').check()
     root.locator(".quiz-submit").click()
+
+
+def shown_order(root) -> list[int]:
+    """The authored index of each option, in the order the page shows them."""
+    return [int(i) for i in root.locator(".quiz-option").evaluate_all("els => els.map((e) => e.dataset.index)")]
 
 
 # ------------------------------------------------------------------------------------------------ quizzes
 
 
 def test_quiz_feedback_retry_and_keyboard_only(page):
-    quiz = authored_quizzes("module-05-attention")[1]  # why-causal-mask: its feedback has a formula only in option 0
-    right = next(i for i, o in enumerate(quiz["options"]) if o.get("correct"))
-    wrong = next(i for i, o in enumerate(quiz["options"]) if not o.get("correct") and "$" not in o["feedback"])
+    # why-causal-mask: its feedback has a formula only in the right option's
+    quiz = next(q for q in authored_quizzes("module-05-attention") if q["id"] == "why-causal-mask")
     page.goto(page.base + "module-05-attention.html")
     root = page.locator(f"#quiz-{quiz['id']}")
     page.wait_for_function(f"document.querySelector('#quiz-{quiz['id']}').dataset.ready === 'true'")
+    # positions on screen (the options are shuffled at build time) of the right option and of a wrong one
+    order = shown_order(root)
+    right = order.index(next(i for i, o in enumerate(quiz["options"]) if o.get("correct")))
+    wrong = next(
+        p
+        for p, i in enumerate(order)
+        if not quiz["options"][i].get("correct") and "$" not in quiz["options"][i]["feedback"]
+    )
     inputs = root.locator(".quiz-option input")
     options = root.locator(".quiz-option")
 
@@ -70,6 +83,7 @@ def test_quiz_feedback_retry_and_keyboard_only(page):
     inputs.nth(0).focus()
     for _ in range(wrong):
         page.keyboard.press("ArrowDown")
+    page.keyboard.press("Space")  # checks the focused radio (an arrow key already did, unless it is the first)
     assert inputs.nth(wrong).is_checked()
     page.keyboard.press("Tab")
     assert page.evaluate("document.activeElement.textContent") == "提交"
@@ -77,7 +91,7 @@ def test_quiz_feedback_retry_and_keyboard_only(page):
 
     feedback = options.nth(wrong).locator(".quiz-feedback")
     assert feedback.is_visible()
-    assert plain(quiz["options"][wrong]["feedback"]) in feedback.inner_text()
+    assert plain(quiz["options"][order[wrong]]["feedback"]) in feedback.inner_text()
     assert "错误" in feedback.inner_text()
     assert "is-incorrect" in options.nth(wrong).get_attribute("class")
     result = root.locator(".quiz-result")
@@ -130,11 +144,11 @@ def test_quiz_feedback_retry_and_keyboard_only(page):
 def test_quiz_answer_after_second_wrong_try_or_on_request(page):
     quizzes = authored_quizzes("module-05-attention")
     quiz = next(q for q in quizzes if sum(1 for o in q["options"] if not o.get("correct")) >= 2)
-    letters = "、".join("ABCDEFGH"[i] for i, o in enumerate(quiz["options"]) if o.get("correct"))
     wrongs = [i for i, o in enumerate(quiz["options"]) if not o.get("correct")]
     page.goto(page.base + "module-05-attention.html")
     root = page.locator(f"#quiz-{quiz['id']}")
     page.wait_for_function(f"document.querySelector('#quiz-{quiz['id']}').dataset.ready === 'true'")
+    letters = "、".join("ABCDEFGH"[p] for p, i in enumerate(shown_order(root)) if quiz["options"][i].get("correct"))
     answer(page, quiz, [wrongs[0]])
     assert not root.locator(".quiz-answer").is_visible()
     root.locator(".quiz-retry").click()

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from pathlib import Path
 
 import pytest
 import yaml
 
-from tests.conftest import ROOT, BuildFailed, build
+from tests.conftest import ROOT, BuildFailed, build, run_js_module
 from tests.plugin_harness import render_page, render_snippet
 
 
@@ -75,3 +76,130 @@ def test_every_quiz_in_the_course_is_valid_and_renders() -> None:
             correct = [i for i, o in enumerate(data["options"]) if o.get("correct")]
             assert html.count(" data-correct>") == len(correct)
             assert f'id="quiz-{data["id"]}"' in html and "math-error" not in html
+
+
+# ------------------------------------------------------------------------------ shuffled options (issue 32, 11)
+
+
+def test_display_order_is_a_fixed_permutation_of_the_seed() -> None:
+    from builder.markdown.quiz import display_order, quiz_seed
+
+    for n in range(1, 7):
+        for seed in ("a/x", "a/y", "b/x"):
+            order = display_order(n, seed)
+            assert sorted(order) == list(range(n))
+            assert order == display_order(n, seed)  # the same on every build
+    # the page and the quiz id both move it; the seed is the file's stem, whatever folder it is in
+    orders = {tuple(display_order(4, quiz_seed(rel, q))) for rel in ("content/a.md", "content/b.md") for q in "pqrs"}
+    assert len(orders) > 3
+    assert quiz_seed("content/module-05-attention.md", "why") == quiz_seed("/tmp/x/module-05-attention.md", "why")
+    # fixed across Python versions: random.Random(int).shuffle is part of the language's stability promise
+    assert display_order(4, "module-05-attention/why-sqrt-dk") == display_order(4, "module-05-attention/why-sqrt-dk")
+
+
+def shown(html: str) -> list[tuple[int, str, bool, str]]:
+    """(authored index, key, correct, letter) of each option as the page shows it."""
+    return [
+        (int(m.group(1)), m.group(2), m.group(3) is not None, m.group(4))
+        for m in re.finditer(
+            r'<li class="quiz-option" data-index="(\d+)" data-key="([0-9a-f]+)"( data-correct)?>.*?'
+            r'<span class="quiz-letter">(\w)</span>',
+            html,
+        )
+    ]
+
+
+def test_the_html_follows_the_shuffle_and_names_options_by_key() -> None:
+    from builder.markdown.quiz import display_order, option_key
+
+    source = (
+        "```{quiz}\nid: order\nquestion: 问\noptions:\n"
+        "  - text: 甲\n    correct: true\n    feedback: 甲的反馈\n  - text: 乙\n    feedback: 乙的反馈\n"
+        "  - text: 丙\n  - text: 丁\n```\n"
+    )
+    html, problems = render_snippet(source)
+    assert problems == []
+    order = display_order(4, "test/order")
+    rows = shown(html)
+    assert [i for i, *_ in rows] == order
+    assert [letter for *_, letter in rows] == ["A", "B", "C", "D"]  # letters are positions on screen
+    assert [key for _, key, *_ in rows] == [option_key("甲乙丙丁"[i]) for i in order]
+    # an option's input value, feedback slot and text travel together
+    for i, key, correct, _ in rows:
+        item = re.search(rf'<li class="quiz-option" data-index="{i}".*?</li>', html).group(0)
+        assert f'value="{key}"' in item and f'id="quiz-order-fb-{key}"' in item and "甲乙丙丁"[i] in item
+        assert correct == (i == 0)
+    letter = "ABCD"[order.index(0)]
+    assert f'<p class="quiz-answer">正确答案：{letter}</p>' in html
+
+
+def authored_positions() -> list[tuple[str, str, list[int], int]]:
+    """(page, quiz id, shown positions of the right answers, number of options) of every quiz in content/."""
+    found = []
+    for path in sorted((ROOT / "content").glob("*.md")):
+        text = path.read_text(encoding="utf-8")
+        for m in re.finditer(r"```\{quiz\}\n(.*?)```", text, re.S):
+            html, problems = render_snippet(m.group(0) + "\n", rel=f"content/{path.name}")
+            assert problems == [], (path.name, problems)
+            rows = shown(html)
+            found.append(
+                (path.stem, yaml.safe_load(m.group(1))["id"], [p for p, r in enumerate(rows) if r[2]], len(rows))
+            )
+    return found
+
+
+def test_no_position_holds_most_of_the_courses_answers() -> None:
+    found = authored_positions()
+    assert len(found) >= 4
+    counts: dict[int, int] = {}
+    for *_, positions, _ in found:
+        for p in positions:
+            counts[p] = counts.get(p, 0) + 1
+    total = sum(counts.values())
+    assert max(counts.values()) * 2 <= total, counts
+    # and the first option is no longer where every answer sits (it was 23 of 23 before the shuffle)
+    assert counts.get(0, 0) < total / 2, counts
+
+
+def test_a_site_where_one_position_holds_most_answers_fails_the_build(make_content, tmp_path: Path) -> None:
+    """Quiz ids picked so that the seeded shuffle shows each right answer first: the site-wide check names it."""
+    from builder.markdown.quiz import display_order
+
+    ids = [f"q{n}" for n in range(400) if display_order(3, f"p/q{n}")[0] == 0][:4]
+    body = "".join(
+        f"```{{quiz}}\nid: {q}\nquestion: 问 {q}\noptions:\n  - text: 对\n    correct: true\n"
+        f"  - text: 错一\n  - text: 错二\n```\n\n"
+        for q in ids
+    )
+    make_content("p.md", "---\ntitle: 页\n---\n\n" + body)
+    with pytest.raises(BuildFailed) as info:
+        build(make_content.dir, tmp_path / "out")
+    messages = [str(p) for p in info.value.problems.items]
+    assert len(messages) == 1, messages
+    assert messages[0].endswith(
+        f"p.md:5: 4 of the site's 4 correct answers are shown as option A (more than half): the shuffle is seeded "
+        f"by the page and the quiz id, so renaming a quiz (e.g. '{ids[0]}') reshuffles it [quiz]"
+    )
+    # three such quizzes are too few to call it a pattern
+    make_content("p.md", "---\ntitle: 页\n---\n\n" + body.rsplit("```{quiz}", 1)[0])
+    build(make_content.dir, tmp_path / "out2")
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="needs Node")
+def test_a_stored_answer_names_options_by_key_and_old_records_by_authored_index(tmp_path: Path) -> None:
+    (tmp_path / "package.json").write_text('{"type": "module"}', encoding="utf-8")
+    site = ROOT / "theme" / "js" / "site"
+    script = """
+import { storedChoice } from "./quiz.js";
+const option = (index, key) => ({dataset: {index, key}});
+const options = [option("2", "cc"), option("0", "aa"), option("1", "bb")];
+process.stdout.write(JSON.stringify([
+  storedChoice(["aa"], options),          // a key, wherever the option is shown
+  storedChoice([0, 2], options),          // a record from before the shuffle: authored indexes
+  storedChoice(["zz"], options),          // an option whose text changed: the record is dropped
+  storedChoice([7], options),
+  storedChoice(["bb", 1], options),       // the same option twice counts once
+]));
+"""
+    out = run_js_module(tmp_path, {"quiz.js": site / "quiz.js", "progress.js": site / "progress.js"}, script)
+    assert out == [["aa"], ["aa", "cc"], None, None, ["bb"]]

@@ -3,7 +3,7 @@
 // where storage throws (private mode, locked-down browsers) every progress control stays hidden.
 //
 // Stored shape: {"v": 1, "pages": {"<slug>": {"visited": true, "done": true, "doneBy": "quizzes" | "reader",
-//                                             "quizzes": {"<quiz id>": {"correct": true, "choice": [0],
+//                                             "quizzes": {"<quiz id>": {"correct": true, "choice": ["<key>"],
 //                                                                       "attempts": 1, "revealed": false}}}}}
 
 export const PROGRESS_KEY = "attention-course:progress";

@@ -3,10 +3,31 @@
 // The correct answer (the explanation, the 漏选 marks) is shown only once the reader is right, has been wrong
 // twice, or presses 显示答案 — on the first wrong try only the chosen options get their feedback. The stored
 // record ({correct, choice, attempts, revealed}) is restored by the same rule, so a reload shows no more.
+// The build shuffles the options (builder/markdown/quiz.py): an option is named by its stable key (data-key, a hash
+// of its text), never by where it is shown, so `choice` holds keys. A record from before the shuffle holds the
+// authored indexes (data-index) and is read through them; one naming an option that is gone is dropped.
 import { courseData, loadProgress, markDoneIfQuizzesCorrect, storageAvailable, updatePage } from "./progress.js";
 
 function sameSet(a, b) {
   return a.length === b.length && a.every((x) => b.includes(x));
+}
+
+/** The option keys a stored choice names, or null when it names an option the quiz no longer has (its text was
+ * edited: the stored answer was given to another question). Numbers are authored indexes (records from before
+ * the options were shuffled). */
+export function storedChoice(saved, options) {
+  const keys = [];
+  for (const item of saved) {
+    const option =
+      typeof item === "string"
+        ? options.find((o) => o.dataset.key === item)
+        : Number.isInteger(item)
+          ? options.find((o) => Number(o.dataset.index) === item)
+          : undefined;
+    if (!option) return null;
+    if (!keys.includes(option.dataset.key)) keys.push(option.dataset.key);
+  }
+  return keys;
 }
 
 function setupQuiz(quiz, { slug, quizIds, canStore }) {
@@ -19,7 +40,8 @@ function setupQuiz(quiz, { slug, quizIds, canStore }) {
   const reveal = quiz.querySelector(".quiz-reveal");
   const result = quiz.querySelector(".quiz-result");
   const details = quiz.querySelector(".quiz-explanation");
-  const correct = options.filter((o) => o.hasAttribute("data-correct")).map((o) => Number(o.dataset.index));
+  const keyOf = (option) => option.dataset.key;
+  const correct = options.filter((o) => o.hasAttribute("data-correct")).map(keyOf);
   // With JavaScript the explanation (which names the answer) waits until it is earned or asked for.
   if (details) details.hidden = true;
   let attempts = 0;
@@ -73,17 +95,17 @@ function setupQuiz(quiz, { slug, quizIds, canStore }) {
     });
   }
 
-  // Show the evaluated state of `choice` (option indexes); `announce` is false when restoring on load.
+  // Show the evaluated state of `choice` (option keys); `announce` is false when restoring on load.
   function show(choice, announce) {
     clear();
     lastChoice = choice;
     const right = sameSet(choice, correct);
     const open = right || revealed || attempts >= 2;
     for (const option of options) {
-      const index = Number(option.dataset.index);
-      const isCorrect = correct.includes(index);
-      option.querySelector("input").checked = choice.includes(index);
-      if (choice.includes(index)) {
+      const key = keyOf(option);
+      const isCorrect = correct.includes(key);
+      option.querySelector("input").checked = choice.includes(key);
+      if (choice.includes(key)) {
         option.classList.add(isCorrect ? "is-correct" : "is-incorrect");
         verdict(option, isCorrect ? "✓ 正确" : "✗ 错误", isCorrect ? "correct" : "incorrect");
       } else if (isCorrect && quiz.dataset.quizType === "multiple" && !right && open) {
@@ -111,7 +133,7 @@ function setupQuiz(quiz, { slug, quizIds, canStore }) {
 
   form.addEventListener("submit", (event) => {
     event.preventDefault();
-    const choice = inputs.filter((i) => i.checked).map((i) => Number(i.value));
+    const choice = inputs.filter((i) => i.checked).map((i) => i.value);
     if (!choice.length) {
       result.textContent = quiz.dataset.quizType === "multiple" ? "请至少选择一项再提交。" : "请先选择一个选项再提交。";
       inputs[0].focus();
@@ -149,10 +171,11 @@ function setupQuiz(quiz, { slug, quizIds, canStore }) {
 
   if (canStore) {
     const saved = ((loadProgress().pages[slug] || {}).quizzes || {})[id];
-    if (saved && Array.isArray(saved.choice) && saved.choice.length) {
+    const choice = saved && Array.isArray(saved.choice) ? storedChoice(saved.choice, options) : null;
+    if (choice && choice.length) {
       attempts = Number.isInteger(saved.attempts) ? saved.attempts : 1;
       revealed = saved.revealed === true;
-      show(saved.choice.filter((i) => Number.isInteger(i) && i >= 0 && i < options.length), false);
+      show(choice, false);
     }
   }
   quiz.dataset.ready = "true";

@@ -1,0 +1,111 @@
+"""Issue 32 points 3, 9 and 12: numbers the prose or a quiz states that no `{data}` quote can carry yet, checked
+against the data they come from — so they change with the data or the test fails.
+
+* module 05 ⑥: how the tired/wide head was found — of all heads (layers × heads), how many send more of tired's
+  row to animal than to street and more of wide's row to street than to animal, and how many do so by at least
+  10 points in both sentences (just one, layer 4 head 2, the one ② shows);
+* module 05's shape quizzes: SmolLM2-135M-Instruct's d_model, query heads, d_k and KV heads, and the token count
+  of the animal-tired sentence;
+* the explainer's step-calculator sentence: the two equal weights of 我 are shown as different whole percents,
+  the point going to 爱 (if the widget ever shows them alike, the sentence must go).
+These read the real model's cached runs (COURSE_MODEL_DIR, as the build does) and are skipped when it is absent.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from builder.model import BuildOptions
+from tests.conftest import ROOT, TEST_CACHE
+from tests.course.learner_text import CONTENT, front_matter
+from tests.plugin_harness import render_page
+
+MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+def model_options() -> BuildOptions:
+    from attention_course.smollm2 import model_dir
+
+    options = BuildOptions(root=ROOT, cache_dir=TEST_CACHE, python_runtime=False)
+    if not (model_dir(options) / MODEL_FILE).is_file():
+        pytest.skip(f"the model is not in {model_dir(options)} (set COURSE_MODEL_DIR; tests do not download it)")
+    return options
+
+
+MODULE_05 = front_matter(CONTENT / "module-05-attention.md")[1]
+CLEAR = 10  # percentage points in both sentences: the prose's 至少 10 个百分点
+
+
+def test_the_head_search_in_module_05_is_the_models() -> None:
+    from attention_core.models.sentences import get_sentence
+    from attention_course import smollm2
+
+    options = model_options()
+    tired = smollm2.sentence_run(options, get_sentence("animal-tired").text)
+    wide = smollm2.sentence_run(options, get_sentence("animal-wide").text)
+    animal, street = tired.tokens.index(" animal"), tired.tokens.index(" street")
+    assert (wide.tokens.index(" animal"), wide.tokens.index(" street")) == (animal, street)
+    t_row, w_row = tired.tokens.index(" tired"), wide.tokens.index(" wide")
+    both, clear = [], []
+    for layer in range(tired.n_layers):
+        for head in range(tired.n_heads):
+            t, w = tired.matrix(layer, head)[t_row], wide.matrix(layer, head)[w_row]
+            if t[animal] > t[street] and w[street] > w[animal]:
+                both.append((layer, head))
+                if t[animal] - t[street] >= CLEAR and w[street] - w[animal] >= CLEAR:
+                    clear.append((layer, head))
+    total = tired.n_layers * tired.n_heads
+    section = MODULE_05.split("{#multi-head}", 1)[1].split("\n## ", 1)[0]
+    said = re.search(r"全部 (\d+) 层、每层 (\d+) 个头，一共 (\d+) 个头.*?两个方向都对的头有 (\d+) 个", section, re.S)
+    assert said, "module 05 ⑥ no longer says how the head was found in these words: update this test"
+    assert [int(x) for x in said.groups()] == [tired.n_layers, tired.n_heads, total, len(both)]
+    assert f"至少 {CLEAR} 个百分点" in section
+    assert clear == [(4, 2)] and "只有第 4 层的头 2 这一个" in section
+    # 其中大多数只差一两个百分点: most of the other heads that point the right way do so by 1 or 2 points
+    margins = []
+    for layer, head in set(both) - set(clear):
+        t, w = tired.matrix(layer, head)[t_row], wide.matrix(layer, head)[w_row]
+        margins.append(min(t[animal] - t[street], w[street] - w[animal]))
+    assert "其中大多数只差一两个百分点" in section and 2 * sum(m <= 2 for m in margins) > len(margins)
+    assert f"{total} 个头里只有一个" in MODULE_05  # ⑦ repeats it
+    # and ② shows that very head
+    assert re.search(r"view: compare\nsentences: \[animal-tired, animal-wide\]\nlayer: 4\nhead: 2\n", MODULE_05)
+
+
+def test_the_shape_quizzes_use_the_models_sizes() -> None:
+    from attention_core.models.sentences import get_sentence
+    from attention_course import smollm2
+
+    options = model_options()
+    cfg = smollm2.model_config(options)
+    tokens = smollm2.sentence_run(options, get_sentence("animal-tired").text).length
+    assert (cfg.d_model, cfg.n_heads, cfg.head_dim, cfg.n_kv_heads) == (576, 9, 64, 3)
+    assert cfg.d_model // cfg.n_heads == cfg.head_dim  # d_k = d/h holds for this model
+    shapes = MODULE_05.split("id: head-shapes", 1)[1].split("```", 1)[0]
+    assert f"$d = {cfg.d_model}$，有 {cfg.n_heads} 个查询头，每个头 $d_k = {cfg.head_dim}$" in shapes
+    assert f"$L = {tokens}$" in shapes and f"$({tokens}, {cfg.head_dim})$" in shapes
+    width = MODULE_05.split("id: head-width", 1)[1].split("```", 1)[0]
+    assert f"$d = {cfg.d_model}$，有 $h = {cfg.n_heads}$ 个头" in width and f"= {cfg.head_dim}" in width
+
+
+def test_the_step_calculator_sentence_matches_what_the_widget_shows() -> None:
+    from attention_core import get_example
+
+    trace = get_example("four-words").trace()
+    me, love, eat = (get_example("four-words").tokens.index(w) for w in ("我", "爱", "吃"))
+    assert trace.weights[me][love] == pytest.approx(trace.weights[me][eat], abs=1e-12)  # equal scores, equal weights
+    html, problems, _ = render_page(
+        "```{widget} step-calculator\nexample: four-words\n```\n\n"
+        "权重：爱 {data}`step-calculator 我→爱` 吃 {data}`step-calculator 我→吃`。\n"
+    )
+    assert problems == []
+    shown = re.search(r"爱 ([\d.]+)% 吃 ([\d.]+)%", re.sub(r"<[^>]+>", "", html))
+    assert shown, "the two quotes did not render as percentages"
+    love_shown, eat_shown = (float(x) for x in shown.groups())
+    text = front_matter(CONTENT / "attention-explained.md")[1]
+    if love_shown != eat_shown:  # what the explainer says: shown apart, the point to the left one
+        assert love_shown > eat_shown and "规则把它给了靠左的“爱”" in text
+    else:
+        assert "靠左" not in text, "the widget shows the equal weights alike now: drop the explainer's sentence"

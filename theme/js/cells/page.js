@@ -516,8 +516,10 @@ export class CellsPage {
       } catch (err) {
         cell.setRunning(false);
         if (err && err.type === "Stopped") { cell.output.setStatus("已停止", "stopped"); return { ok: false }; }
-        cell.output.setStatus(`无法运行：${err && err.message || err}`, "error");
-        this.setBarStatus("Python 运行环境加载失败，请刷新页面重试。", "error");
+        // A start that failed says why and what to do (runtime.js, readerMessage); the next 运行 tries again.
+        const message = err && err.type === "LoadError" ? err.message : `Python 运行环境没能启动：${err && err.message || err}`;
+        cell.output.setStatus("无法运行", "error");
+        this.setBarStatus(message, "error");
         return { ok: false };
       }
     });

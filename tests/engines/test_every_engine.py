@@ -1,0 +1,113 @@
+"""A reader's journeys in Firefox and WebKit: a page with its math and widgets, the search, a code cell's first
+output over http and from disk, Stop and what follows, and a plot. (Chromium runs the whole e2e suite.)"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+PAGE = "module-05-attention.html"
+PLOT_PAGE = "activation-function-explained.html"
+
+# Clicks the run button of the first code cell and waits until the browser's own output is there.
+RUN_FIRST_CELL = """
+const done = arguments[arguments.length - 1];
+const cell = document.querySelectorAll('.code-cell')[arguments[0]];
+cell.scrollIntoView({block: 'center'});
+const log = cell.querySelector('.cell-log');
+const finish = (result) => { clearInterval(timer); done(result); };
+const timer = setInterval(() => {
+  const out = cell.querySelector('.cell-output');
+  const status = (cell.querySelector('.cell-status') || {}).textContent || '';
+  const bar = (document.querySelector('.cells-bar-status') || {}).textContent || '';
+  const img = cell.querySelector('img.cell-figure[src^="blob:"]');
+  if (out.dataset.origin === 'browser' && (log.textContent.length > 0 || img)) finish({text: log.textContent, figure: !!img, status});
+  else if (/出错|无法/.test(status)) finish({error: status + ' ' + bar});
+}, 100);
+const run = () => {
+  const button = cell.querySelector('[data-action="run"]');
+  if (button.disabled) { setTimeout(run, 50); return; }
+  button.click();
+};
+run();
+"""
+
+# Through the page's runtime: a runaway loop, 停止, then the next run.
+STOP_AND_RECOVER = """
+const done = arguments[arguments.length - 1];
+(async () => {
+  const rt = Course.python.getRuntime();
+  const runaway = rt.run('while True:\\n    pass', {}).then(() => 'finished', (e) => e.type);
+  await new Promise((r) => setTimeout(r, 500));
+  await rt.stop();
+  let out = '';
+  const next = await rt.run('print(6 * 7)', {onStdout: (t) => { out += t; }});
+  done({runaway: await runaway, out, ok: next.ok});
+})().catch((e) => done({error: String(e)}));
+"""
+
+
+def open_page(driver, url: str) -> None:
+    driver.get(url)
+    for _ in range(200):
+        if driver.execute_script("return document.readyState") == "complete":
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"{url} did not finish loading")
+
+
+def wait_for(driver, script: str, what: str, timeout: float = 30):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        value = driver.execute_script(script)
+        if value:
+            return value
+        time.sleep(0.1)
+    raise AssertionError(f"{driver.engine}: {what} did not happen in {timeout:g} s")
+
+
+def test_a_page_shows_its_math_widgets_glossary_and_search(driver, engines_http):
+    open_page(driver, engines_http + PAGE)
+    assert driver.execute_script("return document.documentElement.lang") == "zh-CN"
+    assert driver.execute_script("return document.querySelectorAll('.katex').length") > 20
+    # the first widget mounts when it nears the view
+    driver.execute_script("document.querySelector('.widget').scrollIntoView({block: 'center'})")
+    wait_for(driver, "return document.querySelector('.widget[data-ready=\"true\"]')", "a widget mounting")
+    underline = driver.execute_script(
+        "const g = document.querySelector('.gloss'); return g && getComputedStyle(g).textDecorationLine"
+    )
+    assert underline is None or "underline" in underline  # the glossary's dotted underline
+    # search: the results list is visible, not a sliver
+    driver.execute_script("window.scrollTo(0, 0); document.querySelector('.search-open').click()")
+    wait_for(driver, "return document.querySelector('.search-input')", "the search dialog")
+    driver.find_element("css selector", ".search-input").send_keys("注意力")
+    height = wait_for(
+        driver,
+        "const r = document.querySelectorAll('.search-result'); const list = document.querySelector('.search-results');"
+        "return r.length > 2 && list.getBoundingClientRect().height",
+        "search results",
+    )
+    assert height > 100, f"{driver.engine}: the results list is {height:.0f} px tall"
+
+
+@pytest.mark.parametrize("transport", ["http", "file"])
+def test_a_code_cell_prints_in_the_browser(driver, engines_http, engines_site, transport):
+    base = engines_http if transport == "http" else engines_site.resolve().as_uri() + "/"
+    open_page(driver, base + PAGE)
+    result = driver.execute_async_script(RUN_FIRST_CELL, 0)
+    assert "error" not in result, f"{driver.engine} over {transport}: {result}"
+    assert "输出形状" in result["text"], result
+
+
+def test_stop_ends_a_runaway_loop_and_python_comes_back(driver, engines_http):
+    open_page(driver, engines_http + PAGE)
+    driver.execute_async_script(RUN_FIRST_CELL, 0)  # Python is loaded
+    result = driver.execute_async_script(STOP_AND_RECOVER)
+    assert result == {"runaway": "Stopped", "out": "42\n", "ok": True}, f"{driver.engine}: {result}"
+
+
+def test_a_plotting_cell_draws_its_figure(driver, engines_http):
+    open_page(driver, engines_http + PLOT_PAGE)
+    result = driver.execute_async_script(RUN_FIRST_CELL, 0)
+    assert result.get("figure"), f"{driver.engine}: {result}"

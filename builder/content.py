@@ -16,10 +16,9 @@ from typing import Any
 import yaml
 
 from .errors import Code, Problems
-from .model import GlossaryTerm, PlannedPage, SiteSource, SourcePage
+from .model import DEFAULT_KINDS, GlossaryTerm, PageKind, PlannedPage, SiteSource, SourcePage
 
 SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
-KINDS = ("index", "module", "explainer")
 
 
 def _is_str(v: Any) -> bool:
@@ -46,7 +45,7 @@ def _is_str_list(v: Any) -> bool:
 FRONT_MATTER_SCHEMA: dict[str, tuple[Callable[[Any], bool], str]] = {
     "title": (_is_str, "a non-empty string"),
     "slug": (_is_slug, "lowercase letters, digits and '-'"),
-    "kind": (lambda v: v in KINDS, "one of " + ", ".join(KINDS)),
+    "kind": (_is_slug, "`index` or a kind content/site.yml declares"),
     "module": (lambda v: _is_int(v) and v >= 0, "a non-negative integer"),
     "minutes": (lambda v: _is_int(v) and v > 0, "a positive integer"),
     "tags": (_is_str_list, "a list of strings"),
@@ -239,7 +238,8 @@ def _parse_page(path: Path, root: Path, text: str, problems: Problems) -> Source
         return None
     meta = dict(data)
     meta.setdefault("slug", path.stem)
-    meta.setdefault("kind", "index" if meta["slug"] == "index" else "explainer")
+    if meta["slug"] == "index":
+        meta.setdefault("kind", "index")  # the other pages' default depends on site.yml (load_site)
     meta.setdefault("tags", [])
     meta["_lines"] = lines
     if not _is_slug(meta["slug"]):
@@ -308,12 +308,77 @@ def load_glossary(content_dir: Path, root: Path, problems: Problems) -> list[Glo
     return terms
 
 
+KIND_KEYS = {"title": _is_str, "lead": _is_str, "label": _is_str, "numbered": lambda v: isinstance(v, bool)}
+
+
+def _page_kinds(data: dict, rel: str, line: int, problems: Problems) -> tuple[PageKind, ...]:
+    """site.yml `kinds:` → the declared kinds, in order (problems at the `kinds:` line)."""
+    kinds = []
+    for name, spec in data.items():
+        if not _is_slug(name) or name == "index":
+            problems.add(Code.SITE_CONFIG, rel, line, f"kinds: '{name}' is not a kind name (lowercase, not index)")
+            continue
+        if not isinstance(spec, dict) or "title" not in spec:
+            problems.add(Code.SITE_CONFIG, rel, line, f"kinds: '{name}' needs at least a `title:` (its index heading)")
+            continue
+        bad = [k for k, v in spec.items() if k not in KIND_KEYS or not KIND_KEYS[k](v)]
+        if bad:
+            problems.add(
+                Code.SITE_CONFIG,
+                rel,
+                line,
+                f"kinds: '{name}': bad key(s) {', '.join(map(str, bad))} (title, lead, label: text; numbered: true/false)",
+            )
+            continue
+        kinds.append(PageKind(name, spec["title"], spec.get("lead"), spec.get("label"), bool(spec.get("numbered"))))
+    return tuple(kinds)
+
+
+def _check_kind(page: SourcePage, site: SiteSource, problems: Problems) -> None:
+    """A page's kind is `index` or one site.yml declares; a page of a numbered kind has its number (`module:`)."""
+    lines = page.meta["_lines"]
+    if "kind" not in page.meta:
+        if len(site.kinds) == 1:
+            page.meta["kind"] = site.kinds[0].name
+        else:
+            names = ", ".join(k.name for k in site.kinds)
+            problems.add(Code.FRONT_MATTER, page.rel, 1, f"front matter needs `kind:` (one of index, {names})")
+            page.meta["kind"] = site.kinds[-1].name
+        return
+    kind = page.meta["kind"]
+    if kind == "index":
+        return
+    declared = site.kind(kind)
+    if declared is None:
+        names = ", ".join(k.name for k in site.kinds)
+        problems.add(
+            Code.FRONT_MATTER,
+            page.rel,
+            lines.get("kind", 1),
+            f"unknown page kind '{kind}' (index, or a kind content/site.yml declares: {names})",
+        )
+    elif declared.numbered and "module" not in page.meta:
+        problems.add(
+            Code.FRONT_MATTER,
+            page.rel,
+            lines.get("kind", 1),
+            f"a '{kind}' page has a number: add `module: <n>` to its front matter",
+        )
+    elif not declared.numbered and "module" in page.meta:
+        problems.add(
+            Code.FRONT_MATTER,
+            page.rel,
+            lines.get("module", 1),
+            f"`module:` numbers pages of a numbered kind; '{kind}' is not one",
+        )
+
+
 def load_site(content_dir: Path, root: Path, problems: Problems) -> SiteSource:
     """Read site.yml and all pages; problems are collected, never raised."""
     site_file = content_dir / "site.yml"
     site_rel = rel_path(site_file, root)
     before_site = len(problems)
-    series, title, planned = "", "", []
+    series, title, planned, kinds, strings = "", "", [], DEFAULT_KINDS, {}
     if not site_file.exists():
         problems.add(
             Code.SITE_CONFIG, site_rel, None, "missing: content/site.yml holds `series:`, `title:` and `planned:`"
@@ -326,6 +391,14 @@ def load_site(content_dir: Path, root: Path, problems: Problems) -> SiteSource:
                 "series": (_is_str, "a non-empty string"),
                 "title": (_is_str, "a non-empty string"),
                 "course": (_is_module_name, "a Python package name, e.g. attention_course"),
+                "kinds": (
+                    lambda v: isinstance(v, dict) and bool(v),
+                    "a mapping of kind names to {title, lead, label, numbered}",
+                ),
+                "strings": (
+                    lambda v: isinstance(v, dict) and all(isinstance(x, str) for x in v.values()),
+                    "a mapping of the theme's UI string names to text",
+                ),
                 "planned": (
                     lambda v: isinstance(v, list) and all(isinstance(x, dict) for x in v),
                     "a list of mappings",
@@ -343,6 +416,9 @@ def load_site(content_dir: Path, root: Path, problems: Problems) -> SiteSource:
             ):
                 series = data.get("series", "")
                 title = data.get("title", series)
+                strings = dict(data.get("strings") or {})
+                if "kinds" in data:
+                    kinds = _page_kinds(data["kinds"], site_rel, lines.get("kinds", 1), problems) or DEFAULT_KINDS
                 base_line = lines.get("planned", 1)
                 for i, entry in enumerate(data.get("planned") or []):
                     line = base_line + i + 1
@@ -363,7 +439,7 @@ def load_site(content_dir: Path, root: Path, problems: Problems) -> SiteSource:
                             PlannedPage(
                                 entry["slug"],
                                 entry["title"],
-                                entry.get("kind", "explainer"),
+                                entry.get("kind", kinds[-1].name),
                                 entry.get("module"),
                                 entry.get("summary"),
                             )
@@ -376,6 +452,8 @@ def load_site(content_dir: Path, root: Path, problems: Problems) -> SiteSource:
         title=title,
         planned=planned,
         glossary=load_glossary(content_dir, root, problems),
+        kinds=kinds,
+        strings=strings,
     )
     unloaded: set[str] = set()  # slugs of pages that failed to load: reported once, not again as dead prev/next
     for path in sorted(content_dir.glob("*.md")):
@@ -384,6 +462,12 @@ def load_site(content_dir: Path, root: Path, problems: Problems) -> SiteSource:
             site.pages.append(page)
         else:
             unloaded |= {path.stem, intended_slug(path)}
+
+    for page in site.pages:
+        _check_kind(page, site, problems)
+    for plan in site.planned:
+        if plan.kind != "index" and site.kind(plan.kind) is None and not site_failed:
+            problems.add(Code.SITE_CONFIG, site_rel, None, f"planned page '{plan.slug}': unknown kind '{plan.kind}'")
 
     seen: dict[str, str] = {}
     for page in site.pages:

@@ -82,6 +82,23 @@ class SourcePage:
 
 
 @dataclass(frozen=True)
+class PageKind:
+    """A kind of page the site declares (content/site.yml `kinds:`): the index lists each kind's pages under
+    `title` (with `lead` below it), in the order the kinds are declared. A `numbered` kind's pages carry a number
+    (front matter `module:`), are listed by it and labelled `<label> 05`; the others by `order`, then title."""
+
+    name: str
+    title: str
+    lead: str | None = None
+    label: str | None = None
+    numbered: bool = False
+
+
+DEFAULT_KINDS = (PageKind("page", "全部页面"),)
+"""The kinds of a site whose site.yml declares none: one list of pages."""
+
+
+@dataclass(frozen=True)
 class PlannedPage:
     """A page the course links to that is not written yet (shown as 即将推出)."""
 
@@ -113,6 +130,11 @@ class SiteSource:
     pages: list[SourcePage] = field(default_factory=list)
     planned: list[PlannedPage] = field(default_factory=list)
     glossary: list[GlossaryTerm] = field(default_factory=list)
+    kinds: tuple[PageKind, ...] = DEFAULT_KINDS
+    strings: dict[str, str] = field(default_factory=dict)  # site.yml `strings:`: the theme's UI words replaced
+
+    def kind(self, name: str) -> PageKind | None:
+        return next((k for k in self.kinds if k.name == name), None)
 
     def page(self, slug: str) -> SourcePage | None:
         return next((p for p in self.pages if p.slug == slug), None)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import jinja2
+import yaml
 
 from . import cache as cachestore
 from . import katex
@@ -58,14 +59,12 @@ class NavItem:
     url: str | None  # None for a planned page (即将推出)
     minutes: int | None = None
     tags: tuple[str, ...] = ()
+    order: int | None = None
+    number_label: str = ""  # "模块 05" for a page of a numbered kind (PageKind.label)
 
     @property
     def planned(self) -> bool:
         return self.url is None
-
-    @property
-    def module_label(self) -> str:
-        return f"模块 {self.module:02d}" if self.module is not None else ""
 
 
 def reading_minutes(text: str) -> int:
@@ -87,6 +86,13 @@ def page_minutes(page: Page) -> int:
     return body_reading_minutes(page.body_html)
 
 
+def _number_label(site: SiteSource, kind: str, number: int | None) -> str:
+    declared = site.kind(kind)
+    if declared is None or not declared.numbered or number is None:
+        return ""
+    return f"{declared.label} {number:02d}" if declared.label else f"{number:02d}"
+
+
 def nav_items(site: SiteSource, pages: list[Page]) -> dict[str, NavItem]:
     items: dict[str, NavItem] = {}
     for page in pages:
@@ -100,25 +106,55 @@ def nav_items(site: SiteSource, pages: list[Page]) -> dict[str, NavItem]:
             page.source.url,
             page_minutes(page),
             tuple(m.get("tags", [])),
+            m.get("order"),
+            _number_label(site, m["kind"], m.get("module")),
         )
     for plan in site.planned:
-        items[plan.slug] = NavItem(plan.slug, plan.title, plan.kind, plan.module, plan.summary, None)
+        items[plan.slug] = NavItem(
+            plan.slug,
+            plan.title,
+            plan.kind,
+            plan.module,
+            plan.summary,
+            None,
+            number_label=_number_label(site, plan.kind, plan.module),
+        )
     return items
 
 
-def course_outline(items: dict[str, NavItem]) -> dict[str, list[NavItem]]:
-    modules = sorted((i for i in items.values() if i.kind == "module"), key=lambda i: (i.module or 0, i.title))
-    explainers = [i for i in items.values() if i.kind == "explainer"]
-    explainers.sort(key=lambda i: (i.planned, i.title))
-    return {"modules": modules, "explainers": explainers}
+@dataclass(frozen=True)
+class OutlineSection:
+    """One kind's pages on the index, in course order."""
+
+    kind: str
+    title: str
+    lead: str | None
+    numbered: bool
+    items: tuple[NavItem, ...]
 
 
-def course_entries(outline: dict[str, list[NavItem]], pages: list[Page]) -> list[dict[str, Any]]:
-    """Written pages in course order (modules by number, then explainers) with each page's quiz ids."""
+def course_outline(site: SiteSource, items: dict[str, NavItem]) -> list[OutlineSection]:
+    """The index's sections, one per declared kind that has pages (written or planned), in declaration order: a
+    numbered kind's pages by number, the others by `order`, then title; planned pages after written ones."""
+    sections = []
+    for kind in site.kinds:
+        mine = [i for i in items.values() if i.kind == kind.name]
+        if kind.numbered:
+            mine.sort(key=lambda i: (i.module if i.module is not None else 1 << 30, i.title))
+        else:
+            mine.sort(key=lambda i: (i.planned, i.order if i.order is not None else 1 << 30, i.title))
+        if mine:
+            sections.append(OutlineSection(kind.name, kind.title, kind.lead, kind.numbered, tuple(mine)))
+    return sections
+
+
+def course_entries(outline: list[OutlineSection], pages: list[Page]) -> list[dict[str, Any]]:
+    """Written pages in course order (the index's sections, top to bottom) with each page's quiz ids."""
     quizzes = {p.source.slug: list(p.facts.quiz_ids) for p in pages}
     return [
         {"slug": i.slug, "url": i.url, "title": i.title, "quizzes": quizzes.get(i.slug, [])}
-        for i in outline["modules"] + outline["explainers"]
+        for section in outline
+        for i in section.items
         if not i.planned
     ]
 
@@ -157,6 +193,33 @@ def make_environment(options: BuildOptions, templates_digest: str | None = None)
     return env
 
 
+def _site_yml(site: SiteSource) -> str:
+    path = site.content_dir / "site.yml"
+    try:
+        return str(path.resolve().relative_to(site.root.resolve()))
+    except ValueError:
+        return str(path)
+
+
+def ui_strings(options: BuildOptions, site: SiteSource, problems: Problems) -> dict[str, str]:
+    """The theme's words (theme/strings.yml) with the site's replacements (site.yml `strings:`)."""
+    path = options.theme_dir / "strings.yml"
+    try:
+        strings = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError) as exc:
+        problems.add(Code.TEMPLATE, str(path), None, f"the theme's strings cannot be read: {exc}")
+        return {}
+    for name, text in site.strings.items():
+        if name not in strings:
+            known = ", ".join(sorted(strings))
+            problems.add(
+                Code.SITE_CONFIG, _site_yml(site), None, f"strings: the theme has no string '{name}' (it has: {known})"
+            )
+        else:
+            strings[name] = text
+    return {k: str(v) for k, v in strings.items()}
+
+
 def toc_of(page: Page) -> list[dict[str, Any]]:
     return [{"level": h.level, "id": h.id, "text": h.text} for h in page.facts.headings if 2 <= h.level <= 3]
 
@@ -193,7 +256,8 @@ def render_pages(
     templates_digest = cachestore.tree_digest([options.theme_dir / "templates"])
     env = make_environment(options, templates_digest)
     items = nav_items(site, pages)
-    outline = course_outline(items)
+    outline = course_outline(site, items)
+    ui = ui_strings(options, site, problems)
     entries = course_entries(outline, pages)
     full_course_data = course_data_json(entries)
     entry_of = {e["slug"]: e for e in entries}
@@ -202,7 +266,12 @@ def render_pages(
     if search_url is not None:
         context_assets[SEARCH_INDEX_ASSET] = SEARCH_INDEX_PLACEHOLDER
     shared_key = cachestore.digest(
-        "html", templates_digest, site.series, site.title, json.dumps(context_assets, sort_keys=True)
+        "html",
+        templates_digest,
+        site.series,
+        site.title,
+        json.dumps(context_assets, sort_keys=True),
+        json.dumps(ui, sort_keys=True, ensure_ascii=False),
     )
     is_index = {page.source.slug: page.source.meta["kind"] == "index" for page in pages}
 
@@ -246,6 +315,7 @@ def render_pages(
                 course_data_of(page),
                 context_assets,
                 problems,
+                ui=ui,
                 content=BODY_PLACEHOLDER,
                 font_preloads=preloads,
                 stylesheets=stylesheets,
@@ -272,7 +342,7 @@ def render_pages(
         files[page.source.url] = html.replace(BODY_PLACEHOLDER, page.body_html).encode("utf-8")
     if store is not None and fresh:
         store.put_many(fresh)
-    files[NOT_FOUND_PAGE] = render_not_found(env, site, entries, asset_urls.get("favicon.svg", ""), problems)
+    files[NOT_FOUND_PAGE] = render_not_found(env, site, entries, asset_urls.get("favicon.svg", ""), problems, ui)
     return files
 
 
@@ -280,7 +350,12 @@ NOT_FOUND_PAGE = "404.html"
 
 
 def render_not_found(
-    env: jinja2.Environment, site: SiteSource, entries: list[dict[str, Any]], favicon: str, problems: Problems
+    env: jinja2.Environment,
+    site: SiteSource,
+    entries: list[dict[str, Any]],
+    favicon: str,
+    problems: Problems,
+    ui: dict[str, str],
 ) -> bytes:
     """404.html for GitHub Pages: self-contained (inline style), links to the index, the search and every page;
     its script rewrites the links from the site's root, since the page is served at any depth."""
@@ -290,6 +365,7 @@ def render_not_found(
                 site={"series": site.series, "title": site.title},
                 pages=[e for e in entries if e.get("url")],
                 favicon=favicon,
+                ui=ui,
                 csp=CSP_PLACEHOLDER,
             )
         )
@@ -333,11 +409,12 @@ def render_page(
     site: SiteSource,
     page: Page,
     items: dict[str, NavItem],
-    outline: dict[str, list[NavItem]],
+    outline: list[OutlineSection],
     course_data: str,
     asset_urls: dict[str, str],
     problems: Problems,
     content: str | None = None,
+    ui: dict[str, str] | None = None,
     font_preloads: list[str] | None = None,
     stylesheets: Callable[[set[str]], list[str]] = lambda kinds: [],
 ) -> str | None:
@@ -363,6 +440,7 @@ def render_page(
         "prev": items.get(meta.get("prev", "")),
         "next": items.get(meta.get("next", "")),
         "outline": outline,
+        "ui": ui or {},
         "assets": asset_urls,
         "course_data": course_data,
         "font_preloads": font_preloads or [],

@@ -1,4 +1,4 @@
-// Autocomplete for the code cells, without Python: NumPy / attention_core members come from
+// Autocomplete for the code cells, without Python: NumPy's and the course packages' members come from
 // assets/numpy-completions.js (generated at build time from the installed NumPy by builder/runtime/completions.py),
 // and names defined anywhere on the page come from the cells' current text.
 
@@ -25,11 +25,13 @@ export function loadCompletionData(url) {
 
 const TYPE = { function: "function", class: "class", namespace: "namespace", constant: "constant", variable: "variable" };
 
-/** What names on the page refer to: import aliases, Generators, arrays (a cheap, regex-level guess). */
-export function pageBindings(sources) {
+/** What names on the page refer to: import aliases, Generators, arrays (a cheap, regex-level guess). `packages`:
+ *  the top-level modules the completion data lists (NumPy and the course's browser packages). */
+export function pageBindings(sources, packages = ["numpy"]) {
   const text = sources.join("\n");
-  const aliases = new Map([["np", "numpy"], ["numpy", "numpy"], ["attention_core", "attention_core"]]);
-  for (const m of text.matchAll(/^\s*import\s+(numpy(?:\.\w+)?|attention_core)\s+as\s+(\w+)/gm)) aliases.set(m[2], m[1]);
+  const aliases = new Map([["np", "numpy"], ...packages.map((p) => [p, p])]);
+  const names = packages.map((p) => p.replace(/[.$]/g, "\\$&")).join("|");
+  for (const m of text.matchAll(new RegExp(`^\\s*import\\s+((?:${names})(?:\\.\\w+)?)\\s+as\\s+(\\w+)`, "gm"))) aliases.set(m[2], m[1]);
   for (const m of text.matchAll(/^\s*from\s+numpy\s+import\s+(linalg|random|fft)(?:\s+as\s+(\w+))?/gm)) {
     aliases.set(m[2] || m[1], `numpy.${m[1]}`);
   }
@@ -96,7 +98,8 @@ export function courseCompletionSource(getSources, completionsURL) {
       const data = await loadCompletionData(completionsURL);
       if (!data) return null;
       const dot = dotted.text.lastIndexOf(".");
-      const members = membersFor(data, dotted.text.slice(0, dot), pageBindings(getSources()));
+      const packages = Object.keys(data.modules).filter((m) => !m.includes("."));
+      const members = membersFor(data, dotted.text.slice(0, dot), pageBindings(getSources(), packages));
       if (!members) return null;
       return { from: dotted.from + dot + 1, options: members.map(optionFor), validFor: /^\w*$/ };
     }

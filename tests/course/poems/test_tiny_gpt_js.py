@@ -11,7 +11,7 @@ from attention_course.poems import weights_format
 from tests.conftest import ROOT, run_js_module
 
 JS = ROOT / "attention_course" / "poems" / "tiny_gpt.js"
-CFG = tiny_gpt.Config(vocab_size=40, context=16, d_model=32, n_layers=2, n_heads=4, d_ff=64)
+CFG = tiny_gpt.Config(vocab_size=40, context=16, d_model=36, n_layers=2, n_heads=4, d_ff=66)  # 66: not a multiple of 4
 
 SCRIPT = """
 import { readFileSync } from "node:fs";

@@ -36,7 +36,7 @@ test: setup browser lint
 
 # Unit and build tests only: no browser, no Playwright (well under a minute once the caches are warm).
 test-fast: setup lint
-	$(VPY) -m pytest -n $(JOBS) -m "not e2e" tests/unit tests/models tests/build -q
+	$(VPY) -m pytest -n $(JOBS) -m "not e2e" tests/unit tests/models tests/build tests/course -q
 
 # The architecture contracts of pyproject.toml ([tool.importlinter]): layers, no import cycles.
 lint: setup

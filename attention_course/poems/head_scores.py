@@ -19,11 +19,13 @@ are queries (not ◆, not the marks).
   position is that character, which `previous`-like heads would take).
 * `rhyme` — narrowest: the query whose next character is a rhyme (the second-to-last character of line 4, 6, 8, …
   of a regular poem) and, as target, the previous rhyme (the last character of line 2, 4, 6, …, two lines up).
+* `opening` — not poetic, for reference: the opening ◆ at position 0, for every character i ≥ 2 (many heads park
+  the attention they do not need on the first position: "attention sinks", Xiao et al. 2023).
 
 Baseline: a head that spreads its attention evenly over everything it may see gives query i the weight 1/(i + 1)
 on any one position; `baseline` is that mean over the same pairs, and `lift` = score / baseline. A head *shows*
 a pattern when its score is at least `SHOWS_SCORE` and its lift at least `SHOWS_LIFT` (both stated with the data,
-so the page can say exactly what "shows" means).
+so the page can say exactly what "shows" means); `lift_2` and `lift_3` count the heads whose lift alone is ≥ 2, ≥ 3.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-PATTERNS = ("previous", "line_start", "same_position", "line_end", "rhyme")
+PATTERNS = ("previous", "line_start", "same_position", "line_end", "rhyme", "opening")
 SHOWS_SCORE = 0.3  # at least 30 % of the head's attention on the target, on average
 SHOWS_LIFT = 3.0  # and at least 3 × what spreading attention evenly would give
 
@@ -78,6 +80,8 @@ def pairs(ids: np.ndarray, marks: set[int]) -> dict[str, tuple[np.ndarray, np.nd
 
     for m, line in enumerate(lines):
         for k, i in enumerate(line):
+            if i >= 2:
+                add("opening", i, 0)
             if k >= 1:
                 add("previous", i, i - 1)
             if k >= 2:
@@ -139,6 +143,8 @@ class HeadScores:
                 "pairs": self.counts[name],
                 "poems": self.poems[name],
                 "shows": [[int(layer), int(head)] for layer, head in zip(*np.nonzero(shows))],
+                "lift_2": int((lift >= 2).sum()),
+                "lift_3": int((lift >= 3).sum()),
                 "best": {"layer": int(best[0]), "head": int(best[1]), "score": round(float(score[best]), 4)},
             }
         return out

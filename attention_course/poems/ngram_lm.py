@@ -153,6 +153,11 @@ def compute(split: Split) -> dict[str, Any]:
     xy = ngram.pca_2d(model.C[pca_ids].astype(np.float64))
     n_params = sum(p.size for p in model.params())
     worked_held = any(WORKED in p for p in held) and not any(WORKED in p for p in train)
+    # the split keeps whole poems apart, not lines: famous lines are quoted in other poems, and variants of one
+    # poem (a character or two apart) are different poems — how many held-out lines occur in training poems
+    train_lines = {line for p in train for line in dataset.MARKS_RE.split(p) if line}
+    held_lines = [line for p in held for line in dataset.MARKS_RE.split(p) if line]
+    held_lines_seen = sum(line in train_lines for line in held_lines) / len(held_lines)
 
     facts = {
         "poems_total": f"{split.n_total:,}",
@@ -201,6 +206,7 @@ def compute(split: Split) -> dict[str, Any]:
         "converter": split.converter,
         "worked_line": WORKED,
         "worked_held_out": "是" if worked_held else "否",
+        "held_lines_seen": f"{held_lines_seen * 100:.1f}%",
         "successors": f"{SUCCESSORS}",
         "successors_kept": f"{kept_weighted * 100:.0f}%",
         "worked_logp": f"{worked_logp:.2f}",

@@ -62,3 +62,5 @@ def test_scores_lifts_and_what_shows():
     assert prev["shows"] == [[0, 0]] and prev["best"] == {"layer": 0, "head": 0, "score": 1.0}
     assert table["same_position"]["shows"] == [[0, 2]] and table["same_position"]["score"][0][2] == 1
     assert table["line_start"]["shows"] == [] and table["rhyme"]["score"][0][3] == 0
+    assert table["opening"]["shows"] == [[0, 3]] and table["opening"]["pairs"] == 2 * 19  # all but the 1st character
+    assert table["previous"]["lift_2"] == 1 and table["same_position"]["lift_3"] >= 1

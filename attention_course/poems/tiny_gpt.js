@@ -31,24 +31,36 @@ function halfToFloat(h) {
   return s * (1 + f / 1024) * 2 ** (e - 15);
 }
 
-// The float32 arrays of every tensor, dequantised as weights_format.unpack does.
+const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+
+// The float32 arrays of every tensor, dequantised as weights_format.unpack does. (Every float32 section of the blob
+// starts at a multiple of 4 and every float16 one at a multiple of 2, so on little-endian machines — all browsers'
+// — typed-array views read them directly; DataView elsewhere.)
 export function decodeWeights(payload) {
   const bytes = base64Bytes(payload.data);
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const f32 = (offset, n) => {
+    if (LITTLE_ENDIAN) return new Float32Array(bytes.buffer, bytes.byteOffset + offset, n);
+    return Float32Array.from({ length: n }, (_, i) => view.getFloat32(offset + 4 * i, true));
+  };
   const params = {};
   for (const e of payload.layout) {
     const n = e.shape.reduce((a, b) => a * b, 1);
-    const a = new Float32Array(n);
+    let a;
     if (e.encoding === "float32") {
-      for (let i = 0; i < n; i++) a[i] = view.getFloat32(e.offset + 4 * i, true);
+      a = Float32Array.from(f32(e.offset, n));
     } else if (e.encoding === "float16") {
+      a = new Float32Array(n);
       for (let i = 0; i < n; i++) a[i] = halfToFloat(view.getUint16(e.offset + 2 * i, true));
     } else if (e.encoding === "int8-rows") {
       const rows = e.shape[0];
       const cols = n / rows;
+      const q = new Int8Array(bytes.buffer, bytes.byteOffset + e.offset, n);
+      const scales = f32(e.scales, rows);
+      a = new Float32Array(n);
       for (let r = 0; r < rows; r++) {
-        const scale = view.getFloat32(e.scales + 4 * r, true);
-        for (let c = 0; c < cols; c++) a[r * cols + c] = view.getInt8(e.offset + r * cols + c) * scale;
+        const scale = scales[r];
+        for (let c = r * cols, end = c + cols; c < end; c++) a[c] = q[c] * scale;
       }
     } else {
       throw new Error(`${e.name}: unknown encoding ${e.encoding}`);
@@ -165,11 +177,23 @@ export function createSession(model) {
     if (wantLogits) {
       const final = rmsNorm(x, p.norm_f, d, c.eps);
       logits = new Float32Array(V);
+      const tok = p.tok;
+      const bias = p.out_bias;
       for (let v = 0; v < V; v++) {
-        let s = p.out_bias[v];
         const r = v * d;
-        for (let j = 0; j < d; j++) s += final[j] * p.tok[r + j];
-        logits[v] = s;
+        let s0 = 0;
+        let s1 = 0;
+        let s2 = 0;
+        let s3 = 0;
+        let j = 0;
+        for (; j + 3 < d; j += 4) {
+          s0 += final[j] * tok[r + j];
+          s1 += final[j + 1] * tok[r + j + 1];
+          s2 += final[j + 2] * tok[r + j + 2];
+          s3 += final[j + 3] * tok[r + j + 3];
+        }
+        for (; j < d; j++) s0 += final[j] * tok[r + j];
+        logits[v] = bias[v] + (s0 + s1 + s2 + s3);
       }
     }
     return { logits, attention };

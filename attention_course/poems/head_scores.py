@@ -1,7 +1,9 @@
 """What the tiny Transformer's heads do on the held-out poems, measured for patterns a reader of classical
 poetry recognises.
 
-A poem's input is ◆ c c c c c ， c c c c c 。 … (position 0 is the opening ◆; "，" and "。" end the lines). `A[i, j]`
+A poem's input is ◆ c c c c c ， c c c c c 。 … (position 0 is the opening ◆; "，" and "。" end the lines). Each
+held-out poem counts once, with the attention of its first window: the whole poem when it fits the context (64),
+else its first 64 positions (lines and regularity are still the whole poem's). `A[i, j]`
 is one head's attention weight from query position i to key position j (causal: j ≤ i; a row sums to 1). The
 query's output predicts the character at i + 1. For each pattern, a set of (query, target) pairs per poem; the
 score of a head is the mean of A[query, target] over all pairs of all poems measured. Only character positions
@@ -11,6 +13,8 @@ are queries (not ◆, not the marks).
   character too (not a mark, not ◆).
 * `line_start` — the first character of the query's own line, for characters at least 2 after it (so the
   target is neither the query itself nor its previous character).
+* `line_break` — the mark that closed the previous line (just before the query's line begins): for characters
+  of line 2 onwards that are at least the 2nd of their line (for the 1st, that mark is the previous position).
 * `same_position` — the character at the same place in the previous line (对仗 pairs words place by place):
   target i − (L + 1), in *regular* poems (every line L = 5 or 7 characters, an even number of lines), for every
   character of line 2 onwards.
@@ -34,7 +38,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-PATTERNS = ("previous", "line_start", "same_position", "line_end", "rhyme", "opening")
+PATTERNS = ("previous", "line_start", "line_break", "same_position", "line_end", "rhyme", "opening")
 SHOWS_SCORE = 0.3  # at least 30 % of the head's attention on the target, on average
 SHOWS_LIFT = 3.0  # and at least 3 × what spreading attention evenly would give
 
@@ -91,6 +95,7 @@ def pairs(ids: np.ndarray, marks: set[int]) -> dict[str, tuple[np.ndarray, np.nd
                     add("same_position", i, lines[m - 1][k])
                 if k >= 1:
                     add("line_end", i, lines[m - 1][-1])
+                    add("line_break", i, line[0] - 1)
         if regular and m >= 3 and m % 2 == 1:  # lines 4, 6, 8 … (0-based 3, 5, 7)
             add("rhyme", line[-2], lines[m - 2][-1])
     return {name: (np.array(q, dtype=np.int64), np.array(t, dtype=np.int64)) for name, (q, t) in out.items()}
@@ -117,9 +122,13 @@ class HeadScores:
             self.poems[name] = 0
 
     def add(self, ids: np.ndarray, attention: np.ndarray) -> None:
-        """One poem: its input ids (T,) and attention (layers, heads, T, T)."""
+        """One poem: its ids (the whole poem; lines and regularity are the poem's) and the attention of its first
+        T positions (layers, heads, T, T); pairs whose query lies beyond T are left out."""
         self.n_poems += 1
+        T = attention.shape[-1]
         for name, (q, t) in pairs(ids, self.marks).items():
+            inside = q < T
+            q, t = q[inside], t[inside]
             if len(q) == 0:
                 continue
             self.sums[name] += attention[:, :, q, t].astype(np.float64).sum(axis=-1)

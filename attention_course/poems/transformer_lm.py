@@ -51,8 +51,8 @@ def held_out_nll(
     params: tiny_gpt.Params, cfg: tiny_gpt.Config, poems_ids: list[np.ndarray], *, keep_attention: Any = None
 ) -> dict[str, float]:
     """{"nll": mean nats per predicted character, "ppl", "targets"} over the poems (see the module docstring).
-    `keep_attention(poem_index, ids, attention)` is called for every poem that fits one window, with its
-    attention (layers, heads, T, T)."""
+    `keep_attention(poem_index, ids, attention)` is called once per poem with all its ids and the attention of its
+    first window (layers, heads, T, T), T = min(len(ids) − 1, context): the whole poem when it fits."""
     groups: dict[int, list[tuple[int, int, int, int]]] = defaultdict(list)  # window length → (poem, s, e, first)
     for i, ids in enumerate(poems_ids):
         for s, e, first in windows(ids, cfg.context):
@@ -70,8 +70,8 @@ def held_out_nll(
             for row, (i, s, e, first) in enumerate(chunk):
                 total += float(nll[row, first:].sum())
                 count += e - s - first
-                if keep_attention is not None and s == 0 and e == len(poems_ids[i]) - 1:
-                    keep_attention(i, poems_ids[i][s:e], out.attention[:, row])
+                if keep_attention is not None and s == 0:
+                    keep_attention(i, poems_ids[i], out.attention[:, row, :, : e - s, : e - s])
     expected = sum(len(ids) - 1 for ids in poems_ids)
     if count != expected:
         raise AssertionError(f"scored {count} targets, expected {expected}")

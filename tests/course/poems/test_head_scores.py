@@ -26,6 +26,8 @@ def test_pairs_of_a_regular_quatrain():
     assert len(q) == 15 and np.all(q - t == 6)  # 5 characters and a mark back
     q, t = p["line_end"]
     assert list(zip(q[:4], t[:4])) == [(8, 5), (9, 5), (10, 5), (11, 5)]  # line 2's characters → 光
+    q, t = p["line_break"]
+    assert list(zip(q[:4], t[:4])) == [(8, 6), (9, 6), (10, 6), (11, 6)] and len(q) == 12  # → ，
     q, t = p["rhyme"]
     assert list(zip(q, t)) == [(22, 11)]  # 故 (predicts 乡) → 霜
 
@@ -64,3 +66,11 @@ def test_scores_lifts_and_what_shows():
     assert table["line_start"]["shows"] == [] and table["rhyme"]["score"][0][3] == 0
     assert table["opening"]["shows"] == [[0, 3]] and table["opening"]["pairs"] == 2 * 19  # all but the 1st character
     assert table["previous"]["lift_2"] == 1 and table["same_position"]["lift_3"] >= 1
+
+
+def test_a_poem_longer_than_its_window_counts_the_pairs_inside_it():
+    s = head_scores.HeadScores(1, 4, marks=MARKS)
+    s.add(IDS, made_heads(IDS)[:, :, :12, :12])  # the window ends after 。 of line 2 (position 11)
+    table = s.table()
+    assert table["previous"]["pairs"] == 8 and table["same_position"]["pairs"] == 5
+    assert table["rhyme"]["pairs"] == 0 and table["same_position"]["score"][0][2] == 1

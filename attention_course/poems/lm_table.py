@@ -15,6 +15,7 @@ from typing import Any
 from builder.model import BuildOptions
 
 from . import ngram_lm, transformer_lm
+from .dataset import CONVERTER, CONVERTER_CONFIG, CONVERTER_VERSION, SOURCE
 
 
 def table(ngram: dict[str, Any], tf: dict[str, Any]) -> dict[str, Any]:
@@ -68,7 +69,16 @@ def table(ngram: dict[str, Any], tf: dict[str, Any]) -> dict[str, Any]:
             "held_targets": f"{tf['held_out']['targets']:,}",
         }
     )
-    return {"models": rows, "facts": facts, "temperature": 1.0, "seed": transformer_lm.SAMPLE_SEED}
+    facts["converter"] = f"{CONVERTER} {CONVERTER_VERSION}"
+    facts["source_package"] = SOURCE["package"]
+    return {
+        "models": rows,
+        "facts": facts,
+        "temperature": 1.0,
+        "seed": transformer_lm.SAMPLE_SEED,
+        # what the credit names: the package and its script as published, and how the text was converted
+        "source": {**SOURCE, "converter": f"{CONVERTER} {CONVERTER_VERSION} ({CONVERTER_CONFIG})"},
+    }
 
 
 def results(options: BuildOptions) -> dict[str, Any]:

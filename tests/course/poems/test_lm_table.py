@@ -62,6 +62,8 @@ def test_table_numbers_are_the_computed_ones(options, data):
         assert facts[f"{key}_params"] == f"{row['params']:,}"
     # the story the course tells: each model beats the one before, clearly
     assert rows["transformer"]["held_ppl"] < 0.9 * rows["mlp"]["held_ppl"] < 0.9 * 0.9 * rows["bigram"]["held_ppl"]
+    assert result["source"]["package"] == "chinese-poetry@2.0.1" and "traditional" in result["source"]["script"]
+    assert result["source"]["converter"] == "opencc 1.4.2 (t2s)"
     # the same seed and temperature wrote the three samples
     assert result["temperature"] == 1.0 and all(row["sample"] for row in rows.values())
 

@@ -6,8 +6,8 @@ against the data they come from — so they change with the data or the test fai
   10 points in both sentences (just one, layer 4 head 2, the one ② shows);
 * module 05's shape quizzes: SmolLM2-135M-Instruct's d_model, query heads, d_k and KV heads, and the token count
   of the animal-tired sentence;
-* the explainer's step-calculator sentence: the two equal weights of 我 are shown as different whole percents,
-  the point going to 爱 (if the widget ever shows them alike, the sentence must go).
+* the explainer's step-calculator sentence: the two equal scores of 我 (爱, 吃) are shown as equal weights, through
+  the prose's own quotes.
 These read the real model's cached runs (COURSE_MODEL_DIR, as the build does) and are skipped when it is absent.
 """
 
@@ -90,12 +90,16 @@ def test_the_shape_quizzes_use_the_models_sizes() -> None:
     assert f"$d = {cfg.d_model}$，有 $h = {cfg.n_heads}$ 个头" in width and f"= {cfg.head_dim}" in width
 
 
-def test_the_step_calculator_sentence_matches_what_the_widget_shows() -> None:
+def test_the_step_calculator_shows_two_equal_scores_as_equal_weights() -> None:
+    """The explainer's 我 row: 爱 and 吃 have the same score, so the same weight, and the widget (and the prose's
+    quotes of it) show the same figure for both — one decimal, not whole percents split 35 / 34."""
     from attention_core import get_example
 
-    trace = get_example("four-words").trace()
-    me, love, eat = (get_example("four-words").tokens.index(w) for w in ("我", "爱", "吃"))
-    assert trace.weights[me][love] == pytest.approx(trace.weights[me][eat], abs=1e-12)  # equal scores, equal weights
+    ex = get_example("four-words")
+    trace = ex.trace()
+    me, love, eat = (ex.tokens.index(w) for w in ("我", "爱", "吃"))
+    assert trace.scores[me][love] == pytest.approx(trace.scores[me][eat], abs=1e-12)  # equal scores
+    assert trace.weights[me][love] == pytest.approx(trace.weights[me][eat], abs=1e-12)  # so equal weights
     html, problems, _ = render_page(
         "```{widget} step-calculator\nexample: four-words\n```\n\n"
         "权重：爱 {data}`step-calculator 我→爱` 吃 {data}`step-calculator 我→吃`。\n"
@@ -103,9 +107,9 @@ def test_the_step_calculator_sentence_matches_what_the_widget_shows() -> None:
     assert problems == []
     shown = re.search(r"爱 ([\d.]+)% 吃 ([\d.]+)%", re.sub(r"<[^>]+>", "", html))
     assert shown, "the two quotes did not render as percentages"
-    love_shown, eat_shown = (float(x) for x in shown.groups())
+    love_shown, eat_shown = shown.groups()
+    assert love_shown == eat_shown == f"{100 * trace.weights[me][love]:.1f}", (love_shown, eat_shown)
+    # the page quotes them the same way, and no longer explains a difference that is not shown
     text = front_matter(CONTENT / "attention-explained.md")[1]
-    if love_shown != eat_shown:  # what the explainer says: shown apart, the point to the left one
-        assert love_shown > eat_shown and "规则把它给了靠左的“爱”" in text
-    else:
-        assert "靠左" not in text, "the widget shows the equal weights alike now: drop the explainer's sentence"
+    assert "{data}`step-calculator 我→爱`" in text and "{data}`step-calculator 我→吃`" in text
+    assert "靠左" not in text and "显示成不同" not in text

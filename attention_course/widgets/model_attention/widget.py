@@ -68,7 +68,7 @@ def _sentence_ids(name: str, value: Any) -> list[str | Sentence]:
                     f"custom-{i + 1}",
                     title or text.strip()[:16] or "（空）",
                     text,
-                    "作者给出的句子：真实模型 SmolLM2-135M 在构建时算出的注意力。",
+                    "作者给出的句子：注意力由真实模型 SmolLM2-135M-Instruct 在网页生成时预先算好。",
                 )
             )
         elif isinstance(item, str) and item in SENTENCES:
@@ -347,8 +347,9 @@ def fallback(d: dict) -> str:
             for g in d["gallery"]
         )
         return (
-            '<div class="heat-scroll"><table class="num-table mg-table"><caption>SmolLM2-135M 中每种模式得分最高的头'
-            '（得分 0–1，越高越专一）</caption><thead><tr><th scope="col">模式</th><th scope="col">最佳头</th>'
+            '<div class="heat-scroll"><table class="num-table mg-table">'
+            "<caption>SmolLM2-135M-Instruct 中每种模式得分最高的头（得分 0–1，越高越专一）</caption>"
+            '<thead><tr><th scope="col">模式</th><th scope="col">最佳头</th>'
             '<th scope="col">得分</th><th scope="col">全部头的中位数</th><th scope="col">怎么算</th></tr></thead>'
             f"<tbody>{rows}</tbody></table></div>" + note_html(s["note"])
         )
@@ -374,7 +375,7 @@ def fallback(d: dict) -> str:
 
 WIDGET = Widget(
     "model-attention",
-    "真实模型的注意力：SmolLM2-135M",
+    "真实模型的注意力：SmolLM2-135M-Instruct",
     {
         "view": Option("choice", "explorer", "explorer | compare | gallery", choices=VIEWS),
         "sentences": SentencesOption(

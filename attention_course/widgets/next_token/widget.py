@@ -214,7 +214,7 @@ def lens_table(d: dict, p: dict) -> str:
     )
     return (
         f'<p class="widget-caption">{escapeHtml(lens_caption(d, p))}</p>'
-        f'<div class="heat-scroll"><table class="num-table nt-lens"><caption>逻辑透镜：“{escapeHtml(p["text"])}”'
+        f'<div class="heat-scroll"><table class="num-table nt-lens"><caption>logit 透镜：“{escapeHtml(p["text"])}”'
         f'在每一层之后读出的预测</caption><thead><tr><th scope="col">读出</th><th scope="col">第一名</th>'
         f'<th scope="col">概率</th><th scope="col">{escapeHtml(p["top"][0])} 名次</th>'
         f'<th scope="col">{escapeHtml(p["top"][0])} 概率</th></tr></thead><tbody>{rows}</tbody></table></div>'

@@ -181,7 +181,8 @@ def silu_minimum() -> tuple[float, float]:
 
 @dataclass(frozen=True)
 class TwoLayerNet:
-    """A 1 → hidden → 1 network, y = W2 · act(W1 x + b1) + b2, with column weights (hidden,) for readability."""
+    """A 1 → hidden → 1 network in the site's row form, y = act(x·W1 + b1)·W2 + b2: W1 and b1 are rows (1, hidden),
+    W2 a column (hidden, 1), each stored flat as (hidden,)."""
 
     w1: F64  # (hidden,)
     b1: F64  # (hidden,)
@@ -199,7 +200,7 @@ class TwoLayerNet:
         return h @ self.w2 + self.b2
 
     def collapsed(self) -> tuple[float, float]:
-        """The one linear layer the two become without an activation: y = (W2·W1) x + (W2·b1 + b2)."""
+        """The one linear layer the two become without an activation: y = x·(W1·W2) + (b1·W2 + b2)."""
         return float(self.w2 @ self.w1), float(self.w2 @ self.b1 + self.b2)
 
 

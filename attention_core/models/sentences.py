@@ -28,7 +28,7 @@ SENTENCES: dict[str, Sentence] = {
             "animal-tired",
             "it 指谁？（tired）",
             "The animal didn't cross the street because it was tired.",
-            "真实模型的注意力：SmolLM2-135M 在构建时用 NumPy 算出，百分数已四舍五入且每行合计 100%。",
+            "真实模型的注意力：SmolLM2-135M-Instruct 网页生成时用 NumPy 预先算好，百分数已四舍五入且每行合计 100%。",
             " tired",
             (" animal", " street"),
         ),

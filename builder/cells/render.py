@@ -1,6 +1,6 @@
 """Rendering a code cell: a toolbar, the server-highlighted source (readable without JavaScript; theme/js/cells.js
 later swaps the <pre> for a CodeMirror editor, loaded only when the reader is about to edit or run code) and the
-captured "构建时输出", in the same structure cells.js produces after a run in the browser."""
+captured "预先算好的输出", in the same structure cells.js produces after a run in the browser."""
 
 from __future__ import annotations
 
@@ -163,7 +163,7 @@ def _output_html(out: CellOutput | None) -> str:
     body = "".join(parts)
     return (
         f'<div class="cell-output" data-origin="build"{"" if body else " data-empty"}>'
-        f'<div class="cell-output-head"><span class="cell-output-label">构建时输出</span>'
+        f'<div class="cell-output-head"><span class="cell-output-label">预先算好的输出</span>'
         f'<span class="cell-status" role="status" aria-live="polite"></span></div>'
         f'<pre class="cell-log" role="log" aria-live="polite" aria-label="输出" tabindex="0">{body}</pre>'
         + (f'<div class="cell-widgets">{"".join(widgets)}</div>' if any(widgets) else "")
@@ -225,7 +225,7 @@ def render_cell(cell: Cell, first: bool) -> str:
         bar = (
             '<div class="cells-bar" role="group" aria-label="本页代码">'
             f'<button type="button" class="cell-btn cells-run-all" data-action="run-all" disabled>▶▶ 全部运行</button>'
-            '<span class="cells-bar-status" role="status" aria-live="polite">本页代码已在构建时运行，下方显示的是构建时输出；'
+            '<span class="cells-bar-status" role="status" aria-live="polite">本页代码已在网页生成时运行过，下方显示的是预先算好的输出；'
             "点击“运行”即可在浏览器中重新执行（首次需加载 Python 运行环境）。</span>"
             f'<script type="text/plain" class="cells-prelude">{escapeHtml(PRELUDE)}</script>'
             "</div>\n"

@@ -62,6 +62,53 @@ def percent_row(weights: list[float]) -> list[int]:
     return [int(x) for x in floors]
 
 
+EQUAL_WEIGHTS = 1e-9  # two weights closer than this are the same number (equal scores through one softmax)
+
+
+def percent_row_even(weights: list[float], decimals: int = 1) -> list[str]:
+    """A row of weights as percents with `decimals` decimals (`"34.5"`), where equal weights always show the same
+    figure, and the row adds up to its rounded total (100.0 for a softmax row) unless equal weights cannot share
+    the last steps.
+
+    Largest remainder in steps of 0.1 % (for one decimal), handed to whole sets of equal weights: from the largest
+    remainder down, a set takes one step each if it fits in what is missing, else it is passed over (a weight with
+    nothing after its last decimal takes none). If steps are still missing at the end, the first passed-over set
+    whose rounding up brings the total nearer takes them (14.2857 % × 7 → 14.3 % each, 100.1 %); otherwise the row
+    stays short (1/3 × 3 → 33.3 % each, 99.9 %). So every figure is within one step of its weight, and a row is off
+    by at most half a set of equal weights. theme/js/widgets/common.js `pctRowEven` is the same rule, step for step."""
+    scale = 10 ** (2 + decimals)
+    same: list[int] = []  # the first index of each weight's set of equal weights
+    for j, w in enumerate(weights):
+        same.append(next((k for k in range(j) if same[k] == k and abs(weights[k] - w) <= EQUAL_WEIGHTS), j))
+    scaled = [weights[same[j]] * scale for j in range(len(weights))]
+    floors = [math.floor(x) for x in scaled]
+    total = 0.0
+    for w in weights:  # left to right like JS's reduce
+        total += w * scale
+    missing = math.floor(total + 0.5) - sum(floors)
+    leaders = sorted((k for k in set(same) if scaled[k] > floors[k]), key=lambda k: (-(scaled[k] - floors[k]), k))
+    sets = {k: [j for j in range(len(weights)) if same[j] == k] for k in leaders}
+    passed = []
+    for k in leaders:
+        if len(sets[k]) <= missing:
+            for j in sets[k]:
+                floors[j] += 1
+            missing -= len(sets[k])
+        else:
+            passed.append(k)
+    for k in passed:
+        if missing > 0 and len(sets[k]) - missing < missing:  # rounding the set up overshoots less than it lacks
+            for j in sets[k]:
+                floors[j] += 1
+            break
+    return [_steps_text(x, decimals) for x in floors]
+
+
+def _steps_text(steps: int, decimals: int) -> str:
+    whole, part = divmod(steps, 10**decimals)
+    return f"{whole}.{part:0{decimals}d}" if decimals else str(whole)
+
+
 def fmt(x: float, decimals: int = 2) -> str:
     text = f"{x:.{decimals}f}"
     return "0." + "0" * decimals if text in ("-0." + "0" * decimals,) else text.replace("-", "−")

@@ -6,7 +6,9 @@ including ones added later:
 * one word per concept: no word the glossary lists as a synonym appears anywhere a learner reads (quiz YAML,
   code comments and figures included, which the build's glossary warning does not see);
 * no build jargon (构建时) and no repository paths in learner-facing text;
-* one notation: rows (XW, never Wx) and d_k for the head dimension.
+* one notation: rows (XW, never Wx) and d_k for the head dimension;
+* and the same words in what the code shows (widget titles, captions, notes, labels and the scripts' sentences,
+  tests/course/learner_text.py `code_texts`): the model's true name, the glossary's words, no build jargon.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import re
 
 import pytest
 
-from tests.course.learner_text import PAGES, glossary, learner_texts, page_text
+from tests.course.learner_text import CODE_FILES, PAGES, code_texts, glossary, learner_texts, page_text
 
 MODEL = "SmolLM2-135M-Instruct"
 MODEL_RE = re.compile(r"SmolLM2[\w.-]*")
@@ -107,3 +109,54 @@ def test_multi_head_is_not_taught_as_cutting_x(name: str, text: str) -> None:
     (its columns), never the input."""
     for m in CUT_RE.finditer(text):
         assert "列" in m.group(0) or "结果" in m.group(0), f"{name}: '{m.group(0)}' — each head reads all of x"
+
+
+# ---------------------------------------------------------------------------------- what the code shows a learner
+
+BARE_MODEL_RE = re.compile(r"(?<![/\w-])SmolLM2-135M(?![-\w])")  # not HuggingFaceTB/SmolLM2-135M (a repository id)
+CODE_TEXTS = code_texts()
+BY_FILE: dict[str, list[tuple[str, str]]] = {}
+for _where, _text in CODE_TEXTS:
+    BY_FILE.setdefault(_where.rsplit(":", 1)[0], []).append((_where, _text))
+
+
+def code_problems(where: str, text: str) -> list[str]:
+    """What a careful teacher would correct in one string a widget or the theme shows."""
+    found = [f"'{word}' (say 网页生成时 / 预先算好)" for word in ("构建时", "构建网站", "构建这个") if word in text]
+    if BARE_MODEL_RE.search(text) and "指令微调" not in text:
+        found.append("SmolLM2-135M without -Instruct (the model the course runs is SmolLM2-135M-Instruct)")
+    for entry in glossary():
+        masked = text.replace(entry["term"], "\0")
+        found += [
+            f"'{word}' (the glossary's word is '{entry['term']}')"
+            for word in entry.get("synonyms", [])
+            if not word.isascii() and word in masked
+        ]
+    paths = REPO_PATH_RE.findall(re.sub(r"<[^>]+>", " ", text))  # the markup's own class names are not read
+    if paths:
+        found.append(f"names repository files {paths}")
+    return [f"{where}: {p}: {text[:80]!r}" for p in found]
+
+
+def test_the_code_scan_sees_what_the_widgets_show() -> None:
+    """The scan finds the strings it is meant to: a widget's title, a note made in Python, a JS caption, a template
+    line, and a Chinese string inside a template literal's ${…}."""
+    texts = dict(CODE_TEXTS)
+    assert "真实模型的注意力：SmolLM2-135M-Instruct" in texts.values()  # model-attention's title
+    assert any("网页生成时用 NumPy 预先算好" in t for w, t in CODE_TEXTS if "sentences.py" in w)
+    assert any(t.startswith("logit 透镜：“") for w, t in CODE_TEXTS if w.startswith("attention_course/widgets/next"))
+    assert "预先算好的输出" in texts.values()  # theme/js/cells/output.js
+    assert any(w.startswith("theme/templates/") for w in texts)
+    assert "max(0, h)" not in texts.values()  # no Chinese, not a learner's sentence by this rule: left out
+    assert any("（负数被截成 0）" == t for t in texts.values())  # a string inside a template's ${…}
+    assert len({w.rsplit(":", 1)[0] for w in texts}) > 40 and all(p.is_file() for p in CODE_FILES)
+    # and the rule itself catches what it should
+    assert code_problems("x", "真实模型 SmolLM2-135M 在构建时算出（因果掩码）") and not code_problems(
+        "x", "Hugging Face HuggingFaceTB/SmolLM2-135M 的 config.json；SmolLM2-135M-Instruct 的可学习的位置嵌入"
+    )
+
+
+@pytest.mark.parametrize("path", sorted(BY_FILE), ids=str)
+def test_what_the_code_shows_uses_the_courses_words(path: str) -> None:
+    found = [p for where, text in BY_FILE[path] for p in code_problems(where, text)]
+    assert not found, "\n".join(found)

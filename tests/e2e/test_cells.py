@@ -116,7 +116,7 @@ def test_every_cell_runs_in_the_browser_and_prints_what_the_build_printed(py_pag
     )
     assert all(log or widget for log, widget in zip(build_logs, widgets)), "every seed cell shows its build-time output"
     assert page.eval_on_selector_all(".cell-output-label", "els => els.map(e => e.textContent)") == [
-        "构建时输出"
+        "预先算好的输出"
     ] * len(CELL_IDS)
     assert python_bytes(page, built_site) == 0, "nothing of Python is loaded before the first run"
     # not even the runtime's own script: it is not part of the first view (issue 19)…
@@ -444,7 +444,7 @@ def test_edits_survive_a_reload_and_reset_restores_the_original(page):
     page.click(f"{cell} .cell-reset")
     assert shown_code(page, cell) == original
     assert not page.locator(f"{cell} .cell-modified").is_visible()
-    assert label.text_content().strip() == "构建时输出"
+    assert label.text_content().strip() == "预先算好的输出"
     page.reload()
     assert shown_code(page, cell) == original
 

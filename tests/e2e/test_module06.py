@@ -10,9 +10,9 @@ import pytest
 
 from attention_core.param_count import DecoderConfig, count_parameters
 from attention_core.positional import offset_similarity
-from builder import real_model
+from attention_course import smollm2 as real_model
+from attention_course.widgets.next_token.widget import DEFAULT_PROMPTS, TEMPERATURES, percent1, shown_token
 from builder.model import BuildOptions
-from builder.widgets.next_token import DEFAULT_PROMPTS, TEMPERATURES, percent1, shown_token
 from tests.conftest import ROOT
 from tests.e2e.conftest import artifact
 
@@ -61,7 +61,7 @@ def test_param_count_presets_and_edited_numbers(page):
     # edit: GPT-2 small with 24 layers, untied head → the Python count of that configuration
     layers = root.get_by_label("层数 N")
     layers.fill("24")
-    root.get_by_label("LM 头").select_option(label="独立矩阵")
+    root.get_by_label("输出层").select_option(label="独立矩阵")
     expected = count_parameters(DecoderConfig("e", 50257, 24, 768, 12, 12, 3072, 1024, tied_embeddings=False))
     assert total.inner_text() == f"{expected['total']:,}"
     assert root.get_by_role("button", name="自定义").get_attribute("aria-pressed") == "true"

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from attention_core import causal_mask, get_example, multi_head_attention, scaled_dot_product_attention, softmax
+from builder.widgets.fallback import percent_row_even
 from tests.e2e.conftest import artifact, evaluate_or_stalled, mount_all_widgets, read_through
 
 pytestmark = pytest.mark.e2e
@@ -156,7 +157,15 @@ def test_step_calculator_walks_through_four_steps(page):
     nxt.focus()
     page.keyboard.press("Enter")
     assert indicator.inner_text() == "第 3 步 / 共 4 步"
-    assert all(p in panel.inner_text() for p in pct_row(weights[i]))
+    assert all(f"= {p}%" in panel.inner_text() for p in percent_row_even(list(weights[i])))  # one decimal
+    # 我: 爱 and 吃 have equal scores, and show equal weights (not 35 % and 34 %)
+    root.get_by_role("button", name="我").click()
+    me = [float(w) for w in weights[ex.index("我")]]
+    shown = percent_row_even(me)
+    assert shown[ex.index("爱")] == shown[ex.index("吃")] and f"= {shown[ex.index('爱')]}%" in panel.inner_text()
+    assert not root.locator(".step-total").count()  # the row adds up to 100.0: nothing to explain
+    root.get_by_role("button", name="吃").click()
+    nxt.focus()
     page.keyboard.press("Enter")
     assert indicator.inner_text() == "第 4 步 / 共 4 步"
     assert "[" + ", ".join(fixed(x, 3) for x in output[i]) + "]" in root.locator(".step-result").inner_text()

@@ -13,7 +13,7 @@ import pytest
 from attention_core.core import causal_mask, softmax
 from attention_core.models.llama import forward, layer_queries_keys
 from attention_core.models.sentences import get_sentence
-from builder import real_model
+from attention_course import smollm2 as real_model
 from builder.model import BuildOptions
 from tests.conftest import ROOT, TEST_CACHE
 from tests.models.conftest import GROUP
@@ -45,6 +45,9 @@ def test_smollm2_sizes_from_the_gguf_and_its_kv_cache_by_hand() -> None:
     assert data["context"] == cfg.context_length == 8192
     assert data["quotes"]["SmolLM2-135M 上下文"] == "180.0 MiB"
     assert "23,040 字节" in html  # the static table
+    # the reader sees the model the course runs, named truly; the preset's id (option, quotes) stays short
+    assert smol["name"] == "SmolLM2-135M" and smol["label"] == "SmolLM2-135M-Instruct"
+    assert '<th scope="row">SmolLM2-135M-Instruct</th>' in html and "构建" not in html
 
 
 def test_the_quizzes_facts_are_the_models() -> None:

@@ -11,10 +11,16 @@ import numpy as np
 import pytest
 
 from attention_core.activations import ACTIVATIONS, designed_two_layer_net
-from builder.widgets import all_widgets
+from builder.course import load_course
+from tests.conftest import ROOT
 from tests.plugin_harness import render_snippet
 
 DATA_RE = re.compile(r'<script type="application/json" class="widget-data">(.*?)</script>', re.S)
+
+
+def all_widgets() -> dict:
+    """The course's widget kinds (builder/course.py)."""
+    return load_course(ROOT / "content", ROOT).widgets
 
 
 def embedded(source: str) -> dict:
@@ -105,6 +111,33 @@ def test_linear_collapse_data_by_hand() -> None:
     np.testing.assert_allclose(data["with_relu"], net.output(xs, "relu"), atol=1e-6)
     # ReLU at x = 0 by hand: h = (1, 1, −2) → (1, 1, 0) → 0.5 + 1 + 0 − 0.5 = 1, where the line gives 4
     assert data["with_relu"][data["table_xs"].index(0.0)] == 1
+
+
+def test_linear_collapse_is_written_and_computed_in_rows() -> None:
+    """The site's convention (x a row, matrices on the right): h = x·W₁ + b₁, y = h·W₂ + b₂, W = W₁·W₂,
+    b = b₁·W₂ + b₂, y = x·W + b. With the shapes of that form — W₁ (1, 3), W₂ (3, 1) — the numbers the widget shows
+    give the outputs it shows, and its text writes every formula that way (W₂ as a column, [...]ᵀ)."""
+    net = designed_two_layer_net()
+    html, problems = render_snippet("```{widget} linear-collapse\nx: 1\n```\n")
+    assert problems == []
+    data = json.loads(DATA_RE.search(html).group(1))
+    w1, b1 = np.array([data["w1"]]), np.array([data["b1"]])  # rows (1, 3)
+    w2, b2 = np.array([data["w2"]]).T, data["b2"]  # a column (3, 1)
+    assert w1.shape == b1.shape == (1, 3) and w2.shape == (3, 1)
+    for x, y in zip(data["table_xs"], data["linear"]):
+        xr = np.array([[x]])  # (1, 1)
+        assert ((xr @ w1 + b1) @ w2 + b2).shape == (1, 1)
+        assert float(((xr @ w1 + b1) @ w2 + b2)[0, 0]) == pytest.approx(y, abs=1e-9)
+        assert float(net.output(x)) == pytest.approx(y, abs=1e-9)  # attention_core computes the row form
+    assert float((w1 @ w2)[0, 0]) == data["w"] and float((b1 @ w2)[0, 0] + b2) == data["b"]
+    text = re.sub(r"<[^>]+>", "", html.split('<script type="application/json"', 1)[0])
+    for formula in ("h = x·W₁ + b₁", "y = h·W₂ + b₂", "y = x·W + b", "W = W₁·W₂", "b = b₁·W₂ + b₂"):
+        assert formula in text, formula
+    assert "W₂ = [0.5, 1, −1.5]ᵀ" in text and "W₁ = [1, −2, 1]" in text
+    js = (ROOT / "attention_course" / "widgets" / "linear_collapse" / "widget.js").read_text(encoding="utf-8")
+    for formula in ("h = x·W₁ + b₁", "·W₂ + b₂ = ", "y = x·W + b", "W = W₁·W₂", "b = b₁·W₂ + b₂", "]ᵀ"):
+        assert formula in js, formula
+    assert not re.search(r"W[₁₂]·(?:x|h|b₁|max)|W·x|W₂·W₁", text + js)  # no matrix on the left
 
 
 def test_linear_collapse_bad_option() -> None:

@@ -1,22 +1,29 @@
 """Shown percentages of a row that sums to 1 add up to exactly 100 (largest-remainder rounding), in the static
 fallback tables (builder/widgets/fallback.py `percent_row`) and in the widgets (theme/js/widgets/common.js
-`pctRow`, run here in Node on the very data the pages embed): every row of every widget of every page."""
+`pctRow`, run here in Node on the very data the pages embed): every row of every widget of every page.
+The step calculator shows one decimal with equal weights alike (`percent_row_even` / `pctRowEven`): tested here too."""
 
 from __future__ import annotations
 
 import json
+import random
 import re
 import shutil
 
 import pytest
 
-from builder.widgets import all_widgets
-from builder.widgets.fallback import percent_row
+from builder.course import load_course
+from builder.widgets.fallback import percent_row, percent_row_even
 from tests.conftest import ROOT, run_js_module
 from tests.plugin_harness import render_snippet
 
 DATA_RE = re.compile(r'<script type="application/json" class="widget-data">(.*?)</script>', re.S)
 BLOCK_RE = re.compile(r"```\{widget\} ([a-z-]+)\n(.*?)```", re.S)
+
+
+def all_widgets() -> dict:
+    """The course's widget kinds (builder/course.py: one folder each under attention_course/widgets/)."""
+    return load_course(ROOT / "content", ROOT).widgets
 
 
 def widget_blocks() -> list[tuple[str, str]]:
@@ -119,9 +126,10 @@ def test_every_row_of_every_widget_sums_to_100(name: str, body: str) -> None:
     for table in re.findall(r"<table class=\"num-table\"><caption>不同温度.*?</table>", html, re.S):
         for tr in re.findall(r"<tr><th scope=\"row\">.*?</tr>", table):
             assert sum(int(v) for v in re.findall(r"<td>(\d+)</td>", tr)) == 100, tr
-    step = re.findall(r"<td>(\d+)%</td><td>\[", html)
-    if name == "step-calculator":
-        assert sum(int(v) for v in step) == 100
+    step = re.findall(r"<td>(\d+\.\d)%</td><td>\[", html)
+    if name == "step-calculator":  # one decimal; these rows have no equal weights that cannot share the last 0.1
+        assert len(step) == len(data["tokens"]) and sum(round(float(v) * 10) for v in step) == 1000
+        assert "step-total" not in html
 
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="needs Node")
@@ -135,3 +143,68 @@ def test_the_widgets_round_every_row_exactly_like_the_fallback(tmp_path) -> None
     out = run_js_module(tmp_path, {"common.mjs": ROOT / "theme" / "js" / "widgets" / "common.js"}, script, rows)
     assert out == [percent_row(row) for row in rows]
     assert all(sum(r) == 100 for r in out)
+
+
+def steps(shown: list[str]) -> list[int]:
+    return [round(float(x) * 10) for x in shown]
+
+
+def test_percent_row_even_shows_equal_weights_alike() -> None:
+    assert percent_row_even([0.172638, 0.345162, 0.345162, 0.137038]) == ["17.3", "34.5", "34.5", "13.7"]
+    assert percent_row([0.172638, 0.345162, 0.345162, 0.137038]) == [17, 35, 34, 14]  # what it replaces: 35 ≠ 34
+    assert percent_row_even([1 / 3] * 3) == ["33.3"] * 3  # 99.9: no way to share the last 0.1 fairly
+    assert percent_row_even([1 / 7] * 7 + [0.0] * 3) == ["14.3"] * 7 + ["0.0"] * 3  # 100.1 is nearer than 99.4
+    assert percent_row_even([0.0, 0.0, 1.0]) == ["0.0", "0.0", "100.0"]
+    assert percent_row_even([0.125] * 8) == ["12.5"] * 8
+    assert percent_row_even([0.1, 0.2, 0.7]) == ["10.0", "20.0", "70.0"]
+    assert percent_row_even([0.2454, 0.2454, 0.5092]) == ["24.5", "24.5", "51.0"]  # the pair cannot share one step
+    assert percent_row_even([0.25, 0.25, 0.5], 0) == ["25", "25", "50"]
+    assert percent_row_even([0.2, 0.2 + 1e-12, 0.6]) == ["20.0", "20.0", "60.0"]  # equal up to floating point
+
+
+def random_rows(n: int = 400) -> list[list[float]]:
+    """Softmax rows of 2–12 weights, most with repeated scores (ties are what the rounding must keep)."""
+    rng = random.Random(20240532)
+    rows = []
+    for _ in range(n):
+        pool = [rng.gauss(0, 2) for _ in range(rng.randint(1, 6))]
+        scores = [rng.choice(pool) for _ in range(rng.randint(2, 12))]
+        exp = [2.718281828459045**s for s in scores]
+        rows.append([e / sum(exp) for e in exp])
+    return rows
+
+
+def test_percent_row_even_keeps_ties_and_adds_up_when_it_can() -> None:
+    for row in random_rows():
+        shown = steps(percent_row_even(row))
+        for j, w in enumerate(row):
+            assert abs(shown[j] - 1000 * w) < 1, (row, shown)  # each figure within 0.1 of its weight
+            for k in range(j):
+                if row[k] == row[j]:
+                    assert shown[k] == shown[j], (row, shown)  # equal weights, equal figures
+        if len(set(row)) == len(row):  # no ties: plain largest remainder, the row adds up to 100.0
+            assert sum(shown) == 1000, (row, shown)
+        else:  # off only when equal weights cannot share the last steps, and then by less than half of such a set
+            assert abs(sum(shown) - 1000) <= max(row.count(w) for w in row) // 2, (row, shown)
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="needs Node")
+def test_the_step_calculator_rounds_like_its_fallback(tmp_path) -> None:
+    """pctRowEven (common.js) equals percent_row_even on random rows with ties and on the step calculator's rows as
+    embedded; the widget's note for a row that cannot add up (totalNote) is the fallback's (total_note)."""
+    from attention_course.widgets.step_calculator.widget import total_note
+
+    _, data = rendered("step-calculator", "")
+    rows = random_rows() + data["weights"]
+    step_js = (ROOT / "attention_course" / "widgets" / "step_calculator" / "widget.js").read_text(encoding="utf-8")
+    (tmp_path / "step.mjs").write_text(step_js.replace("@theme/widgets/common.js", "./common.mjs"), encoding="utf-8")
+    script = (
+        "import { pctRowEven } from './common.mjs'; import { shownWeights, totalNote } from './step.mjs';"
+        "import { readFileSync } from 'node:fs';"
+        "const rows = JSON.parse(readFileSync('data.json', 'utf8'));"
+        "process.stdout.write(JSON.stringify(rows.map((r) => [pctRowEven(r), totalNote(r, shownWeights(r))])));"
+    )
+    out = run_js_module(tmp_path, {"common.mjs": ROOT / "theme" / "js" / "widgets" / "common.js"}, script, rows)
+    assert [shown for shown, _ in out] == [percent_row_even(row) for row in rows]
+    assert [why for _, why in out] == [total_note(row, percent_row_even(row)) for row in rows]
+    assert any(why for _, why in out) and not any(why for _, why in out[-len(data["weights"]) :])

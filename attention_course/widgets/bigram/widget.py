@@ -26,7 +26,7 @@ from builder.widgets.schema import Option, Widget, WidgetDataError
 
 NOTE = (
     "数据：npm 包 chinese-poetry 2.0.1 的《全唐诗》（MIT 许可的公有领域文本合集，保留原书的繁体字）；"
-    "每 10 首取 1 首作验证集，计数与概率都在构建时用 NumPy 算出。"
+    "每 10 首取 1 首作验证集，计数与概率都在网页生成时用 NumPy 预先算好。"
 )
 
 

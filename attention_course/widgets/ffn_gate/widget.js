@@ -31,7 +31,7 @@ export function mount(root, data) {
     summary,
     h("p", { class: "widget-label" }, "每一层里负门控值的占比（当前层加粗）"),
     strip,
-    h("p", { class: "widget-note" }, "真实模型的数字：SmolLM2-135M 在构建时用 NumPy 跑这句话，记录每层进入 SiLU 之前的门控值；两端的柱子也包含范围之外的值。"));
+    h("p", { class: "widget-note" }, "真实模型的数字：SmolLM2-135M-Instruct 网页生成时用 NumPy 预先跑过这句话，记录每层进入 SiLU 之前的门控值；两端的柱子也包含范围之外的值。"));
 
   function show() {
     const layer = +input.value;

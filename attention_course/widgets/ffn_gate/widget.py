@@ -86,17 +86,20 @@ def fallback(d: dict) -> str:
         f'<p class="widget-caption">句子：{escapeHtml(d["text"])}（{len(d["tokens"])} 个 token）。每层 FFN 有 '
         f"{d['d_ffn']} 个门控单元，输入维度 {d['d_model']}。</p>"
         '<details class="widget-more" open><summary>每一层的门控值统计</summary><div class="heat-scroll">'
-        '<table class="num-table"><caption>SmolLM2-135M 每层 SwiGLU 门控值 g：负数占比与 |SiLU(g)| 近乎为 0 的占比</caption>'
+        '<table class="num-table"><caption>SmolLM2-135M-Instruct 每层 SwiGLU 门控值 g：'
+        "负数占比与 |SiLU(g)| 近乎为 0 的占比</caption>"
         '<thead><tr><th scope="col">层</th><th scope="col">g &lt; 0</th>'
         f'<th scope="col">|SiLU(g)| &lt; {fmt(d["near_zero_limit"], 2)}</th></tr></thead><tbody>{rows}</tbody></table>'
         "</div></details>"
-        + note_html("真实模型的数字：SmolLM2-135M 在构建时用 NumPy 跑这句话，记录每层进入 SiLU 之前的门控值。")
+        + note_html(
+            "真实模型的数字：SmolLM2-135M-Instruct 网页生成时用 NumPy 预先跑过这句话，记录每层进入 SiLU 之前的门控值。"
+        )
     )
 
 
 WIDGET = Widget(
     "ffn-gate",
-    "真实模型的门控：SmolLM2-135M 的 SwiGLU",
+    "真实模型的门控：SmolLM2-135M-Instruct 的 SwiGLU",
     {
         "sentence": Option(
             "choice", "animal-tired", "sentence id (attention_core/models/sentences.py)", choices=tuple(SENTENCES)

@@ -128,7 +128,7 @@ export function mount(root, data) {
       const deep = path.length > data.depth;
       outside.replaceChildren(
         h("p", { class: "gt-outside-title" }, deep ? "到头了：预先算好的树只有这么深。" : "这里超出了预先算好的树。"),
-        h("p", {}, "浏览器里并没有运行模型：每一步的概率都是构建网站时用 NumPy 跑真实模型算好的。"
+        h("p", {}, "浏览器里并没有运行模型：每一步的概率都是网页生成时用 NumPy 跑真实模型预先算好的。"
           + `为了控制页面大小，只为前几步的热门候选各算了后续（每步分叉 ${data.branching.join("、")} 个，之后只沿第一名往下），`
           + "你刚才选的这条路不在其中。模型本身当然可以接着算——只要把新的 token 接在末尾，再完整跑一遍前向计算。"),
         h("p", {}, "点“撤销一步”回到树里，换一个候选试试。"));

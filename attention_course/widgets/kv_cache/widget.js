@@ -43,7 +43,7 @@ export function mount(root, data) {
   const source = h("p", { class: "widget-note kv-source" });
   const live = liveRegion();
   let preset = data.model;
-  const presets = choiceButtons(data.presets.map((p) => p.name), {
+  const presets = choiceButtons(data.presets.map((p) => p.label), {
     label: "选择模型", initial: preset, onSelect: (i) => { preset = i; fill(); update(); },
   });
 
@@ -79,8 +79,8 @@ export function mount(root, data) {
       h("strong", { class: "kv-per-token" }, `${groupDigits(perToken)} 字节`), `（${binarySize(perToken)}）/ 每个 token`);
     total.replaceChildren(`${groupDigits(ctx)} 个 token 的上下文：`, h("strong", { class: "kv-context" }, binarySize(perToken * ctx)));
     compare.textContent = matches && p.heads !== p.kv_heads
-      ? `${p.name} 有 ${p.heads} 个查询头、只有 ${p.kv_heads} 个 KV 头；若每个查询头都有自己的 K 和 V，每个 token 要 ${groupDigits(kvBytesPerToken(layers, p.heads, dim, bytes))} 字节，是现在的 ${p.heads / p.kv_heads} 倍。`
-      : matches ? `${p.name} 没有共享 K/V：查询头和 KV 头一样多（${p.heads} 个）。` : "自定义尺寸。";
+      ? `${p.label} 有 ${p.heads} 个查询头、只有 ${p.kv_heads} 个 KV 头；若每个查询头都有自己的 K 和 V，每个 token 要 ${groupDigits(kvBytesPerToken(layers, p.heads, dim, bytes))} 字节，是现在的 ${p.heads / p.kv_heads} 倍。`
+      : matches ? `${p.label} 没有共享 K/V：查询头和 KV 头一样多（${p.heads} 个）。` : "自定义尺寸。";
     source.textContent = matches ? `尺寸来源：${p.source}` : "";
     live.textContent = `每个 token ${groupDigits(perToken)} 字节，整个上下文 ${binarySize(perToken * ctx)}`;
   }

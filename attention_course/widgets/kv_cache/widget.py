@@ -19,7 +19,8 @@ from builder.widgets.fallback import note_html
 from builder.widgets.quote import quote_named
 from builder.widgets.schema import Option, Widget, WidgetDataError
 
-SMOLLM2 = "SmolLM2-135M"
+SMOLLM2 = "SmolLM2-135M"  # the preset's id: the `model` option and the quotes' names (kv-cache SmolLM2-135M 每token)
+LABELS = {SMOLLM2: "SmolLM2-135M-Instruct"}  # what the reader sees: the model the course runs, named truly
 DTYPES = tuple(BYTES_PER_VALUE)
 
 
@@ -65,6 +66,7 @@ def build_data(o: dict, build: Any) -> tuple[dict, dict[str, bytes]]:
         presets.append(
             {
                 "name": s.name,
+                "label": LABELS.get(s.name, s.name),
                 "layers": s.n_layers,
                 "heads": s.n_heads,
                 "kv_heads": s.n_kv_heads,
@@ -109,7 +111,7 @@ def build_data(o: dict, build: Any) -> tuple[dict, dict[str, bytes]]:
 def fallback(d: dict) -> str:
     dtype = d["dtypes"][d["dtype"]]
     rows = "".join(
-        f'<tr><th scope="row">{escapeHtml(p["name"])}</th><td>{p["layers"]}</td><td>{p["kv_heads"]}'
+        f'<tr><th scope="row">{escapeHtml(p["label"])}</th><td>{p["layers"]}</td><td>{p["kv_heads"]}'
         f"（查询头 {p['heads']}）</td><td>{p['head_dim']}</td><td>{group_digits(p['bytes_per_token'])} 字节"
         f"（{binary_size(p['bytes_per_token'])}）</td><td>{binary_size(p['bytes_per_token'] * d['context'])}</td></tr>"
         for p in d["presets"]
@@ -120,7 +122,9 @@ def fallback(d: dict) -> str:
         '<thead><tr><th scope="col">模型</th><th scope="col">层数</th><th scope="col">KV 头数</th>'
         '<th scope="col">头维度</th><th scope="col">每个 token</th><th scope="col">整个上下文</th></tr></thead>'
         f"<tbody>{rows}</tbody></table></div>"
-        + note_html("SmolLM2-135M 的尺寸在构建时从它的 GGUF 文件读出；其他模型的尺寸来自它们公开的 config.json。")
+        + note_html(
+            "SmolLM2-135M-Instruct 的尺寸在网页生成时从它的 GGUF 文件读出；其他模型的尺寸来自它们公开的 config.json。"
+        )
     )
 
 

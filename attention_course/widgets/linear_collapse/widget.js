@@ -1,5 +1,5 @@
 // Two linear layers vs the one layer they collapse into: the reader moves x (a slider) and sees the layer-by-layer
-// sums and the merged y = W·x + b give the same number; the toggle puts ReLU between the layers, and the curve
+// sums (h = x·W₁ + b₁, y = h·W₂ + b₂: the site's rows, W₂ a column) and the merged y = x·W + b give the same number; the toggle puts ReLU between the layers, and the curve
 // bends where a hidden unit crosses 0 while the merged line stays straight. The weights come from the build
 // (attention_core.activations.designed_two_layer_net); the arithmetic here is the three sums, shown term by term.
 import { h, short, svg as s } from "@theme/widgets/common.js";
@@ -16,8 +16,8 @@ export function mount(root, data) {
   const steps = Math.round(limit / data.x_step);
   let relu = data.relu;
 
-  const hidden = (x) => w1.map((wi, i) => wi * x + b1[i]);
-  const out = (x, withRelu) => hidden(x).reduce((sum, v, i) => sum + w2[i] * (withRelu ? Math.max(v, 0) : v), b2);
+  const hidden = (x) => w1.map((wi, i) => x * wi + b1[i]); // x·W₁ + b₁: a row of 3
+  const out = (x, withRelu) => hidden(x).reduce((sum, v, i) => sum + (withRelu ? Math.max(v, 0) : v) * w2[i], b2);
   const xs = Array.from({ length: 2 * steps + 1 }, (_, k) => (k - steps) * data.x_step);
   const all = xs.flatMap((x) => [out(x, false), out(x, true), w * x + b]);
   const yLo = Math.floor(Math.min(...all));
@@ -55,12 +55,13 @@ export function mount(root, data) {
 
   body.replaceChildren(
     h("p", { class: "widget-caption" }, `第一层 W₁ = [${w1.map((v) => short(v)).join(", ")}]，b₁ = [${b1.map((v) => short(v)).join(", ")}]；`,
-      `第二层 W₂ = [${w2.map((v) => short(v)).join(", ")}]，b₂ = ${short(b2)}。两层合并：W = W₂·W₁ = ${short(w)}，b = W₂·b₁ + b₂ = ${short(b)}。`),
+      `第二层 W₂ = [${w2.map((v) => short(v)).join(", ")}]ᵀ，b₂ = ${short(b2)}。两层合并：W = W₁·W₂ = ${short(w)}，b = b₁·W₂ + b₂ = ${short(b)}。`),
     h("div", { class: "widget-controls" }, h("label", { for: id }, "输入 x"), input, xOut, toggle),
     h("div", { class: "lc-figure" }, svg, legend),
     layerSteps, verdict, h("p", { class: "widget-note" }, data.note));
 
   const sum = (terms) => terms.join(" + ").replace(/\+ −/g, "− ");
+  const factor = (t) => (t.startsWith("−") ? `(${t})` : t); // a negative right-hand factor: 2×(−1.5)
   function show() {
     const x = +input.value * data.x_step;
     const xs_ = short(x, 2);
@@ -75,12 +76,12 @@ export function mount(root, data) {
     dots.replaceChildren(s("circle", { cx: sx(x), cy: sy(merged), r: 5, class: "lc-dot-merged" }),
       s("circle", { cx: sx(x), cy: sy(y), r: 4, class: relu ? "lc-dot-relu" : "lc-dot-linear" }));
     layerSteps.replaceChildren(...[
-      h("p", {}, h("strong", {}, "第一层 "), `h = W₁·x + b₁ = [${pre.map((v) => short(v)).join(", ")}]`),
+      h("p", {}, h("strong", {}, "第一层 "), `h = x·W₁ + b₁ = [${pre.map((v) => short(v)).join(", ")}]`),
       relu ? h("p", {}, h("strong", {}, "ReLU "), `max(0, h) = [${act.map((v) => short(v)).join(", ")}]`,
         pre.some((v) => v < 0) ? "（负数被截成 0）" : "") : null,
-      h("p", {}, h("strong", {}, "第二层 "), `y = W₂·${relu ? "max(0, h)" : "h"} + b₂ = `,
-        sum(used.map((v, i) => `${short(w2[i])}×${short(v)}`).concat(short(b2))), " = ", h("strong", { class: "lc-y" }, short(y))),
-      h("p", {}, h("strong", {}, "合并成一层 "), `y = W·x + b = ${short(w)}×${xs_} + ${short(b)} = `.replace("+ −", "− "),
+      h("p", {}, h("strong", {}, "第二层 "), `y = ${relu ? "max(0, h)" : "h"}·W₂ + b₂ = `,
+        sum(used.map((v, i) => `${short(v)}×${factor(short(w2[i]))}`).concat(short(b2))), " = ", h("strong", { class: "lc-y" }, short(y))),
+      h("p", {}, h("strong", {}, "合并成一层 "), `y = x·W + b = ${xs_}×${factor(short(w))} + ${short(b)} = `.replace("+ −", "− "),
         h("strong", { class: "lc-merged-y" }, short(merged)))].filter(Boolean));
     const same = Math.abs(y - merged) < 1e-9;
     verdict.className = `lc-verdict ${same ? "is-same" : "is-different"}`;

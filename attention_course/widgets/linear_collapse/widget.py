@@ -1,7 +1,8 @@
 """The `linear-collapse` widget: a designed 1 → 3 → 1 network (attention_core.activations.designed_two_layer_net)
-computed two ways — layer by layer, and as the single linear layer W2·W1, W2·b1 + b2 the two collapse into — with
-a toggle that puts ReLU between the layers, after which the single-layer shortcut no longer holds
-(theme/js/widgets/linear-collapse.js)."""
+computed two ways — layer by layer, h = x·W₁ + b₁ and y = h·W₂ + b₂, and as the single linear layer y = x·W + b
+with W = W₁·W₂, b = b₁·W₂ + b₂ the two collapse into — with a toggle that puts ReLU between the layers, after which
+the single-layer shortcut no longer holds. The site's row convention: x is a (1, 1) row, W₁ a (1, 3) row, b₁ a
+(1, 3) row, W₂ a (3, 1) column (shown as [w₁, w₂, w₃]ᵀ), b₂ a number (widget.js)."""
 
 from __future__ import annotations
 
@@ -74,9 +75,9 @@ def linear_collapse_fallback(d: dict) -> str:
     )
     facts = {k: escapeHtml(v) for k, v in d["quotes"].items()}
     return (
-        f'<p class="widget-caption">第一层 W₁ = [{facts["W1"]}]，b₁ = [{facts["b1"]}]；'
-        f"第二层 W₂ = [{facts['W2']}]，b₂ = {facts['b2']}。"
-        f"合并成一层：y = {_short(d['w'])}·x + {_short(d['b'])}。</p>"
+        f'<p class="widget-caption">第一层 h = x·W₁ + b₁，W₁ = [{facts["W1"]}]，b₁ = [{facts["b1"]}]；'
+        f"第二层 y = h·W₂ + b₂，W₂ = [{facts['W2']}]ᵀ，b₂ = {facts['b2']}。"
+        f"合并成一层 y = x·W + b：W = W₁·W₂ = {facts['合并权重']}，b = b₁·W₂ + b₂ = {facts['合并偏置']}。</p>"
         '<div class="heat-scroll"><table class="num-table"><caption>同一个输入，三种算法的输出 y</caption>'
         '<thead><tr><th scope="col">x</th><th scope="col">两层线性，逐层算</th><th scope="col">合并成一层</th>'
         '<th scope="col">中间加 ReLU</th></tr></thead>'

@@ -65,7 +65,7 @@ function grid(tokens, matrix, { label, readout, onRow, rowMark }) {
   const rowHeads = tokens.map((t, i) => h("th", { scope: "row" },
     onRow ? h("button", { type: "button", class: "ma-row", "aria-label": `看“${t}”这一行（第 ${i + 1} 行）`,
       onclick: () => onRow(i) }, t) : t, rowMark ? rowMark(i) : null));
-  const describe = (i, j) => (j > i ? `第 ${i + 1} 行第 ${j + 1} 列：${tokens[i]} → ${tokens[j]}：在它之后，看不见（因果掩码）`
+  const describe = (i, j) => (j > i ? `第 ${i + 1} 行第 ${j + 1} 列：${tokens[i]} → ${tokens[j]}：在它之后，看不见（因果遮罩）`
     : `第 ${i + 1} 行第 ${j + 1} 列：${tokens[i]} → ${tokens[j]}：${matrix[i][j]}%`);
   const table = h("table", { class: "heat-table heat-grid heat-long ma-grid", role: "grid", "aria-label": label },
     h("thead", {}, h("tr", {}, h("th", { scope: "col" }, h("span", { class: "visually-hidden" }, "Query ＼ Key")),

@@ -8,6 +8,12 @@
 
 The page embeds what the first view shows (theme/js/widgets/model-attention.js draws it); every other layer and
 head of the sentences is in one data script (whole percentages, packed and base64), loaded on first interaction.
+
+Quotable (the compare view of two sentences whose focus rows are read over the same two candidates, e.g. tired /
+wide over animal / street; make it the page's first model-attention widget): ``{data}`model-attention 头总数` ``
+(layers × heads), ``… 层数``, ``… 每层头数``, ``… 方向一致的头`` (heads whose first sentence's focus row gives the
+first candidate more than the second and whose second sentence's row does the opposite), ``… 明显的头`` (those
+with both margins at least ``… 明显的门槛`` percentage points), ``… 明显的头位置`` (“第 4 层 · 头 2”, joined by 、).
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from attention_course import smollm2 as real_model
 from attention_course.smollm2.weights import ModelWeightsError
 from builder.bundle import browser_data_script
 from builder.widgets.fallback import css_number, ink_classes, note_html
+from builder.widgets.quote import quote_named
 from builder.widgets.schema import Option, OptionError, Widget, WidgetDataError
 
 VIEWS = ("explorer", "compare", "gallery")
@@ -35,6 +42,7 @@ PATTERN_LABELS = {  # pattern → (Chinese name, what the score measures)
     ),
 }
 GALLERY_SENTENCE = "repeat-name"
+CLEAR_MARGIN = 10  # percentage points in both sentences for a head to count as clearly telling them apart
 
 
 def _sentence_ids(name: str, value: Any) -> list[str | Sentence]:
@@ -60,7 +68,7 @@ def _sentence_ids(name: str, value: Any) -> list[str | Sentence]:
                     f"custom-{i + 1}",
                     title or text.strip()[:16] or "（空）",
                     text,
-                    "作者给出的句子：真实模型 SmolLM2-135M 在构建时算出的注意力。",
+                    "作者给出的句子：注意力由真实模型 SmolLM2-135M-Instruct 在网页生成时预先算好。",
                 )
             )
         elif isinstance(item, str) and item in SENTENCES:
@@ -166,6 +174,9 @@ def build_data(o: dict, build: Any) -> tuple[dict, dict[str, bytes]]:
     }
     if o["view"] == "compare":
         data["compare"] = _compare_facts(sentences, specs)
+        search = head_search(*(runs[i] for i in ids), *specs)
+        if search is not None:
+            data["quotes"] = search_quotes(first, search)
     if o["view"] == "gallery":
         data["gallery"] = [_gallery_entry(e, runs[GALLERY_SENTENCE]) for e in real_model.head_gallery(build)]
     return data, {f"assets/model/attention-{key}.js": browser_data_script("modelAttention", f"d{key}", payload)}
@@ -188,6 +199,64 @@ def _compare_facts(sentences: list[dict], specs: list[Sentence]) -> dict:
         keys = [s["tokens"].index(c) for c in spec.candidates if c in s["tokens"][: i + 1]]
         focus.append({"row": i, "keys": keys, "values": [s["matrix"][i][j] for j in keys]})
     return {"shared_prefix": same, "identical_rows": identical_rows, "focus": focus}
+
+
+def head_search(
+    run_a: real_model.SentenceRun, run_b: real_model.SentenceRun, spec_a: Sentence, spec_b: Sentence
+) -> dict | None:
+    """Every head of the model checked on the pair's focus rows, in the whole percentages the widget shows: which
+    heads point the way a reader does (the first sentence's focus row gives its first candidate more than its
+    second, the second sentence's row the opposite — tired → animal, wide → street) and which do so by at least
+    CLEAR_MARGIN points in both. None for a pair without focus rows over the same two candidates."""
+    if spec_a.focus is None or spec_b.focus is None or len(spec_a.candidates) != 2:
+        return None
+    if spec_a.candidates != spec_b.candidates:
+        return None
+    rows, keys = [], []
+    for run, spec in ((run_a, spec_a), (run_b, spec_b)):
+        if spec.focus not in run.tokens or any(c not in run.tokens for c in spec.candidates):
+            return None
+        row = run.tokens.index(spec.focus)
+        first, second = (run.tokens.index(c) for c in spec.candidates)
+        if max(first, second) > row:
+            return None
+        rows.append(row)
+        keys.append((first, second))
+    agree, clear = [], []
+    for layer in range(run_a.n_layers):
+        for head in range(run_a.n_heads):
+            a = run_a.matrix(layer, head)[rows[0]]
+            b = run_b.matrix(layer, head)[rows[1]]
+            margin_a = a[keys[0][0]] - a[keys[0][1]]  # first candidate over second
+            margin_b = b[keys[1][1]] - b[keys[1][0]]  # second over first
+            if margin_a > 0 and margin_b > 0:
+                agree.append((layer, head))
+                if margin_a >= CLEAR_MARGIN and margin_b >= CLEAR_MARGIN:
+                    clear.append((layer, head))
+    return {"agree": agree, "clear": clear}
+
+
+def search_quotes(run: real_model.SentenceRun, search: dict) -> dict[str, str]:
+    """The numbers module 05 states about the head search, as the prose quotes them."""
+    return {
+        "层数": str(run.n_layers),
+        "每层头数": str(run.n_heads),
+        "头总数": str(run.n_layers * run.n_heads),
+        "方向一致的头": str(len(search["agree"])),
+        "明显的门槛": str(CLEAR_MARGIN),
+        "明显的头": str(len(search["clear"])),
+        "明显的头位置": "、".join(head_label(layer, head) for layer, head in search["clear"]) or "（没有）",
+    }
+
+
+def model_attention_quote(data: dict, selectors: list[str], target: str) -> str:
+    """`model-attention 头总数` etc.: the compare view's head search (see the module docstring)."""
+    if "quotes" not in data:
+        raise ValueError(
+            "this page's first model-attention widget has no quotable numbers: only the compare view of a sentence "
+            "pair with focus words (e.g. animal-tired, animal-wide) has them; put that widget first"
+        )
+    return quote_named(data, selectors, target)
 
 
 def compare_sentence(d: dict) -> str:
@@ -264,7 +333,8 @@ def embedded(d: dict) -> dict:
     """The compare view's first matrices are in its fallback tables already: the live view reads them there."""
     if d["view"] != "compare":
         return d
-    return {**d, "sentences": [{**s, "matrix": None} for s in d["sentences"]]}
+    live = {k: v for k, v in d.items() if k != "quotes"}  # the prose's numbers, not the live view's
+    return {**live, "sentences": [{**s, "matrix": None} for s in d["sentences"]]}
 
 
 def fallback(d: dict) -> str:
@@ -277,8 +347,9 @@ def fallback(d: dict) -> str:
             for g in d["gallery"]
         )
         return (
-            '<div class="heat-scroll"><table class="num-table mg-table"><caption>SmolLM2-135M 中每种模式得分最高的头'
-            '（得分 0–1，越高越专一）</caption><thead><tr><th scope="col">模式</th><th scope="col">最佳头</th>'
+            '<div class="heat-scroll"><table class="num-table mg-table">'
+            "<caption>SmolLM2-135M-Instruct 中每种模式得分最高的头（得分 0–1，越高越专一）</caption>"
+            '<thead><tr><th scope="col">模式</th><th scope="col">最佳头</th>'
             '<th scope="col">得分</th><th scope="col">全部头的中位数</th><th scope="col">怎么算</th></tr></thead>'
             f"<tbody>{rows}</tbody></table></div>" + note_html(s["note"])
         )
@@ -304,7 +375,7 @@ def fallback(d: dict) -> str:
 
 WIDGET = Widget(
     "model-attention",
-    "真实模型的注意力：SmolLM2-135M",
+    "真实模型的注意力：SmolLM2-135M-Instruct",
     {
         "view": Option("choice", "explorer", "explorer | compare | gallery", choices=VIEWS),
         "sentences": SentencesOption(
@@ -321,4 +392,5 @@ WIDGET = Widget(
     build_data=build_data,
     lazy=True,
     embed=embedded,
+    quote=model_attention_quote,
 )

@@ -84,7 +84,7 @@ function lensView(data, area, live) {
   function draw(i, announce) {
     const p = data.prompts[i];
     caption.textContent = lensCaption(n, p);
-    tableCaption.textContent = `逻辑透镜：“${p.text}”在每一层之后读出的预测`;
+    tableCaption.textContent = `logit 透镜：“${p.text}”在每一层之后读出的预测`;
     answerHead.textContent = `${p.top[0]} 名次`;
     answerProbHead.textContent = `${p.top[0]} 概率`;
     tbody.replaceChildren(...p.lens.map((tok, l) => h("tr", { class: p.rank[l] === 1 ? "is-answer" : null },

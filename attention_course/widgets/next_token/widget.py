@@ -24,7 +24,7 @@ VIEWS = ("predict", "lens")
 DEFAULT_PROMPTS = ["The capital of France is", "The opposite of hot is", "Once upon a", "The cat sat on the"]
 TEMPERATURES = tuple(round(0.1 * k, 1) for k in range(1, 21))  # 0.1 … 2.0: the slider's grid
 NOTE = (
-    "真实模型 SmolLM2-135M（Q4_1 量化权重）在构建时用 NumPy 逐层算出；概率是对整个词表（49152 个 token）"
+    "真实模型 SmolLM2-135M-Instruct（Q4_1 量化权重）网页生成时用 NumPy 逐层预先算好；概率是对整个词表（49152 个 token）"
     "做 softmax 的结果。␣ 表示 token 开头的空格。"
 )
 
@@ -214,7 +214,7 @@ def lens_table(d: dict, p: dict) -> str:
     )
     return (
         f'<p class="widget-caption">{escapeHtml(lens_caption(d, p))}</p>'
-        f'<div class="heat-scroll"><table class="num-table nt-lens"><caption>逻辑透镜：“{escapeHtml(p["text"])}”'
+        f'<div class="heat-scroll"><table class="num-table nt-lens"><caption>logit 透镜：“{escapeHtml(p["text"])}”'
         f'在每一层之后读出的预测</caption><thead><tr><th scope="col">读出</th><th scope="col">第一名</th>'
         f'<th scope="col">概率</th><th scope="col">{escapeHtml(p["top"][0])} 名次</th>'
         f'<th scope="col">{escapeHtml(p["top"][0])} 概率</th></tr></thead><tbody>{rows}</tbody></table></div>'
@@ -232,7 +232,7 @@ def fallback(d: dict) -> str:
 
 WIDGET = Widget(
     "next-token",
-    "真实模型的下一个 token：SmolLM2-135M",
+    "真实模型的下一个 token：SmolLM2-135M-Instruct",
     {
         "view": Option("choice", "predict", "predict | lens", choices=VIEWS),
         "prompts": PromptsOption("prompts", DEFAULT_PROMPTS, "English prompts (at most 48 tokens each)"),

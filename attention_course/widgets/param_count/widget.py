@@ -18,7 +18,7 @@ PARTS = (  # (key, label): the breakdown rows, in the order of the data flow
     ("attention", "注意力（全部层）"),
     ("mlp", "前馈网络 FFN（全部层）"),
     ("norms", "归一化层"),
-    ("lm_head", "LM 头（未共享时）"),
+    ("lm_head", "输出层（未共享时）"),
 )
 FIELDS = (  # (config key, label) of the number inputs
     ("n_layers", "层数 N"),
@@ -30,7 +30,7 @@ FIELDS = (  # (config key, label) of the number inputs
     ("context_length", "上下文长度"),
 )
 CHOICES = {  # select fields: key → ((value, label), …)
-    "positions": (("learned", "学习的位置嵌入"), ("sinusoidal", "正弦编码（无参数）"), ("rope", "RoPE（无参数）")),
+    "positions": (("learned", "可学习的位置嵌入"), ("sinusoidal", "正弦编码（无参数）"), ("rope", "RoPE（无参数）")),
     "ffn": (("gelu", "GELU MLP（2 个矩阵）"), ("swiglu", "SwiGLU（3 个矩阵）")),
     "norm": (("layernorm", "LayerNorm"), ("rmsnorm", "RMSNorm")),
     "bias": ((True, "有偏置"), (False, "无偏置")),
@@ -41,7 +41,7 @@ CHOICE_LABELS = {
     "ffn": "前馈网络",
     "norm": "归一化",
     "bias": "线性层偏置",
-    "tied_embeddings": "LM 头",
+    "tied_embeddings": "输出层",
 }
 
 

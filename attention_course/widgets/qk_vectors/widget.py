@@ -116,8 +116,8 @@ def build_data(o: dict, build: Any) -> tuple[dict, dict[str, bytes]]:
         "head_dim": cfg.head_dim,
         "group": g,
         "quotes": quotes,
-        "note": "真实模型：SmolLM2-135M 在构建时用 NumPy 算出（旋转位置编码之后的向量）。二维画面只用于作图；"
-        "分数和权重按完整的 64 维向量计算，权重已四舍五入且每行合计 100%。",
+        "note": "真实模型：SmolLM2-135M-Instruct 网页生成时用 NumPy 预先算好（旋转位置编码之后的向量）。"
+        f"二维画面只用于作图；分数和权重按完整的 {cfg.head_dim} 维向量计算，权重已四舍五入且每行合计 100%。",
     }
     return data, {}
 
@@ -140,7 +140,7 @@ def fallback(d: dict) -> str:
 
 WIDGET = Widget(
     "qk-vectors",
-    "真实模型的 Query 与 Key：SmolLM2-135M",
+    "真实模型的 Query 与 Key：SmolLM2-135M-Instruct",
     {
         "sentence": SentenceOption("sentence", "animal-tired", "sentence id (attention_core/models/sentences.py)"),
         "layer": Option("integer", 4, "layer (0-based)", minimum=0),

@@ -9,8 +9,8 @@ import numpy as np
 from markdown_it.common.utils import escapeHtml
 
 from attention_core import get_example
-from builder.widgets.fallback import as_list, fmt, note_html, percent_row
-from builder.widgets.quote import cell_percent, unexpected
+from builder.widgets.fallback import as_list, fmt, note_html, percent_row_even
+from builder.widgets.quote import query_key, token_index, unexpected
 from builder.widgets.schema import Option, Widget
 
 
@@ -58,10 +58,31 @@ def _vec(v: list[float]) -> str:
     return "[" + ", ".join(fmt(x) for x in v) + "]"
 
 
+def shown_weights(weights: list[float]) -> list[str]:
+    """A row's softmax weights as the widget shows them (steps ③ and ④): percents with one decimal, equal weights
+    alike (`percent_row_even`; theme/js/widgets/common.js `pctRowEven` in the live view)."""
+    return percent_row_even(weights, 1)
+
+
+def total_note(weights: list[float], shown: list[str]) -> str:
+    """A sentence under the row when its shown percents do not add up to its total (equal weights that cannot share
+    the last 0.1 %): why, so the reader does not take it for a mistake; empty when they do add up."""
+    shown_total = sum(round(float(x) * 10) for x in shown)
+    total = round(sum(weights) * 1000)
+    if shown_total == total:
+        return ""
+    return (
+        f"这一行显示的百分数合计 {shown_total / 10:.1f}%，真实的权重合计是 {total / 10:.1f}%：有几个权重完全相等，"
+        f"保留一位小数时要显示成同一个数，差出的 {abs(shown_total - total) / 10:.1f}% 没法平分给它们，"
+        "差别只出在显示上。"
+    )
+
+
 def step_fallback(d: dict) -> str:
     i = d["query"]
     toks = d["tokens"]
-    shown = percent_row(d["weights"][i])
+    shown = shown_weights(d["weights"][i])
+    why = total_note(d["weights"][i], shown)
     rows = "".join(
         f'<tr><th scope="row">{escapeHtml(t)}</th><td>{_vec(d["K"][j])}</td><td>{fmt(d["scores"][i][j])}</td>'
         f"<td>{fmt(d['scaled'][i][j])}</td><td>{shown[j]}%</td><td>{_vec(d['V'][j])}</td></tr>"
@@ -74,15 +95,19 @@ def step_fallback(d: dict) -> str:
         '<thead><tr><th scope="col">Key 词</th><th scope="col">k</th><th scope="col">① q·k</th>'
         '<th scope="col">② ÷√d<sub>k</sub></th><th scope="col">③ softmax</th><th scope="col">v</th></tr></thead>'
         f"<tbody>{rows}</tbody></table></div>"
-        f'<p class="widget-caption">④ 加权求和得到新向量：{_vec(d["output"][i])}</p>' + note_html(d["note"])
+        + (f'<p class="widget-caption step-total">{escapeHtml(why)}</p>' if why else "")
+        + f'<p class="widget-caption">④ 加权求和得到新向量：{_vec(d["output"][i])}</p>'
+        + note_html(d["note"])
     )
 
 
 def step_calculator_quote(data: dict, selectors: list[str], target: str) -> str:
-    """`step-calculator 他→小明`: the percentage the widget shows for that query and key."""
+    """`step-calculator 他→小明`: the percentage the widget shows for that query and key (one decimal)."""
     if selectors:
         raise unexpected("step-calculator", selectors, "none")
-    return f"{cell_percent(data['tokens'], data['weights'], target)}%"
+    query, key = query_key(target)
+    i, j = token_index(data["tokens"], query), token_index(data["tokens"], key)
+    return f"{shown_weights(data['weights'][i])[j]}%"
 
 
 WIDGET = Widget(

@@ -33,7 +33,7 @@ export function mount(root, data) {
   const bottom = y(blockRows[blockRows.length - 1]) + BOX + 7;
   const svg = s("svg", { class: "tf-diagram", viewBox: `0 0 250 ${height}`, role: "group",
     "aria-label": `Transformer 的 ${n} 个阶段；方向键在阶段之间移动，回车或空格选中` },
-  s("title", {}, `一个 token 走过 SmolLM2-135M 的 ${n} 站`),
+  s("title", {}, `一个 token 走过 SmolLM2-135M-Instruct 的 ${n} 站`),
   s("line", { class: "tf-stream", x1: 18, y1: y(1) + BOX / 2, x2: 18, y2: y(n - 3) + BOX / 2 }),
   s("text", { class: "tf-stream-label", x: 12, y: (top + bottom) / 2, transform: `rotate(-90 12 ${(top + bottom) / 2})`,
     "text-anchor": "middle" }, "残差流"),

@@ -191,7 +191,7 @@ def fallback(d: dict) -> str:
     )
     return (
         '<div class="heat-scroll"><table class="num-table tf-table"><caption>'
-        f"{escapeHtml(d['sentence'])}：最后一个 token 走过 SmolLM2-135M 的每一站（形状取自模型文件）</caption>"
+        f"{escapeHtml(d['sentence'])}：最后一个 token 走过 SmolLM2-135M-Instruct 的每一站（形状取自模型文件）</caption>"
         '<thead><tr><th scope="col">阶段</th><th scope="col">形状</th><th scope="col">发生了什么</th></tr></thead>'
         f"<tbody>{rows}</tbody></table></div>"
     )

@@ -57,7 +57,7 @@ export class OutputView {
   markSourceChanged(changed) {
     if (this.root.dataset.origin !== "build") return;
     this.root.toggleAttribute("data-stale", changed);
-    this.label.textContent = changed ? "输出来自原始代码（你的修改尚未运行）" : "构建时输出";
+    this.label.textContent = changed ? "输出来自原始代码（你的修改尚未运行）" : "预先算好的输出";
   }
 
   /** Back to what the page shipped with (after 重置). */
@@ -77,7 +77,7 @@ export class OutputView {
     }
     this.root.dataset.origin = "build";
     if (!this.buildNodes.length) this.root.setAttribute("data-empty", "");
-    this.label.textContent = "构建时输出";
+    this.label.textContent = "预先算好的输出";
     this.setStatus("");
     this.last = null;
   }

@@ -287,7 +287,7 @@ export class CellsPage {
       runAll.disabled = false;
       runAll.addEventListener("click", () => this.runAll());
     }
-    if (!this.runtime) this.setBarStatus("Python 运行环境不可用：只能查看构建时输出。", "error");
+    if (!this.runtime) this.setBarStatus("Python 运行环境不可用：只能查看预先算好的输出。", "error");
     this.watchForPrefetch();
     this.watchForEditor();
     // The runtime's script (44 KiB), its worker threads and its index (8 KiB) wait for the reader's first sign

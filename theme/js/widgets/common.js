@@ -52,6 +52,43 @@ export function pctRow(weights) {
   return floors;
 }
 
+/** Two weights closer than this are the same number (fallback.py EQUAL_WEIGHTS). */
+const EQUAL_WEIGHTS = 1e-9;
+
+/** A row of weights as percent texts with `decimals` decimals ("34.5"): equal weights always show the same figure,
+ * and the row adds up to its rounded total (100.0 for a softmax row) unless equal weights cannot share the last
+ * steps — largest remainder handed to whole sets of equal weights, a set that does not fit passed over, and at the
+ * end the first passed-over set whose rounding up brings the total nearer takes what is still missing.
+ * builder/widgets/fallback.py `percent_row_even`, step for step. */
+export function pctRowEven(weights, decimals = 1) {
+  const scale = 10 ** (2 + decimals);
+  const same = []; // the first index of each weight's set of equal weights
+  weights.forEach((w, j) => {
+    let k = 0;
+    while (k < j && !(same[k] === k && Math.abs(weights[k] - w) <= EQUAL_WEIGHTS)) k++;
+    same.push(k);
+  });
+  const scaled = weights.map((w, j) => weights[same[j]] * scale);
+  const floors = scaled.map(Math.floor);
+  let missing = Math.floor(weights.reduce((a, w) => a + w * scale, 0) + 0.5) - floors.reduce((a, b) => a + b, 0);
+  const leaders = same.filter((k, j) => k === j && scaled[k] > floors[k])
+    .sort((a, b) => (scaled[b] - floors[b]) - (scaled[a] - floors[a]) || a - b);
+  const members = (k) => same.flatMap((s, j) => (s === k ? [j] : []));
+  const passed = [];
+  for (const k of leaders) {
+    const set = members(k);
+    if (set.length <= missing) {
+      for (const j of set) floors[j] += 1;
+      missing -= set.length;
+    } else passed.push(k);
+  }
+  const up = passed.find((k) => missing > 0 && members(k).length - missing < missing);
+  if (up !== undefined) for (const j of members(up)) floors[j] += 1;
+  const unit = 10 ** decimals;
+  return floors.map((steps) => (decimals
+    ? `${Math.floor(steps / unit)}.${String(steps % unit).padStart(decimals, "0")}` : String(steps)));
+}
+
 /** Fixed decimals with a real minus sign; "-0.00" becomes "0.00". */
 export function num(x, decimals = 2) {
   const text = x.toFixed(decimals);

@@ -274,22 +274,18 @@ async (index) => {
   });
   cell.querySelector('[data-action="run"]').click();
   const ms = await done;
-  // the worker fetches the packs (not in this page's Resource Timing): the bytes of their wrapper scripts from
-  // the runtime index (lazy assets), for matplotlib and everything it depends on
+  // the worker fetches the packages (not in this page's Resource Timing): the wrapper bytes of every wheel the
+  // boot does not load (matplotlib and its dependencies; the course's own packages are small)
   const runtimeIndex = Course.python.index;
-  const packages = (runtimeIndex.optional || {}).packages || {};
-  const need = new Set();
-  const visit = (n) => { if (!packages[n] || need.has(n)) return; need.add(n); packages[n].depends.forEach(visit); };
-  visit('matplotlib');
-  const packs = new Set([...need].map((n) => packages[n].pack));
-  const bytes = runtimeIndex.assets.filter((a) => a.lazy && packs.has(a.name)).reduce((s, a) => s + a.wrapperSize, 0);
-  // where the time went, in ms after the click (the runtime's own marks, worker.js/runtime.js): Python ready, the
-  // packs installed, pyplot imported, the cell done (its figure then still travels to the page and decodes)
   const rt = Course.python.getRuntime();
   while (rt.state === 'running') await new Promise((r) => setTimeout(r, 20)); // its last marks come with the result
+  const bytes = runtimeIndex.assets.filter((a) => a.name.endsWith('.whl') && !runtimeIndex.boot.includes(a.name))
+    .reduce((s, a) => s + a.wrapperSize, 0);
+  // where the time went, in ms after the click (the runtime's own marks, worker.js/runtime.js): Python ready, the
+  // packages loaded, the cell done (its figure then still travels to the page and decodes)
   const at = {};
   for (const [label, t] of rt.timings) if (t >= t0) at[label] = Math.round(t - t0);
-  const phases = {ready: at['ready'], packs: at['optional-installed'], pyplot: at['matplotlib-ready'], cell: at['run-end']};
+  const phases = {ready: at['ready'], packs: at['packages-loaded'], cell: at['run-end']};
   return {ms, bytes, phases};
 }
 """
@@ -334,7 +330,7 @@ def measure_figure(new_context, url: str, index: int, runs: int) -> dict:
             k: med(p[k] for p in samples if p.get(k) is not None)
             if any(p.get(k) is not None for p in samples)
             else None
-            for k in ("ready", "packs", "pyplot", "cell")
+            for k in ("ready", "packs", "cell")
         }
 
     return {
@@ -378,7 +374,6 @@ def measure_python_phone(playwright, url: str, runs: int) -> dict:
             throttle(context, page)
             page.goto(url, wait_until="load")
             cold.append(page.evaluate(RUN_FIRST_CELL, 0)["ms"])
-            page.wait_for_timeout(1500)  # the inflated bytes are stored once Python is up (unpacker.js)
             page.close()
             page2 = context.new_page()
             page2.add_init_script(INIT_SCRIPT)
@@ -759,8 +754,7 @@ def main() -> int:
                     f"{name} {ph[key]:.0f}"
                     for key, name in (
                         ("ready", "Python ready"),
-                        ("packs", "packs installed"),
-                        ("pyplot", "pyplot imported"),
+                        ("packs", "packages loaded"),
                         ("cell", "cell done"),
                     )
                     if ph[key] is not None

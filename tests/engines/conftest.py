@@ -53,8 +53,11 @@ def display():
     for n in range(90, 110):
         if not Path(f"/tmp/.X11-unix/X{n}").exists():
             break
-    proc = subprocess.Popen([xvfb, f":{n}", "-screen", "0", "1280x1024x24", "-nolisten", "tcp"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [xvfb, f":{n}", "-screen", "0", "1280x1024x24", "-nolisten", "tcp"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     for _ in range(100):
         if Path(f"/tmp/.X11-unix/X{n}").exists():
             break

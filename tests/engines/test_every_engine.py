@@ -16,7 +16,8 @@ const done = arguments[arguments.length - 1];
 const cell = document.querySelectorAll('.code-cell')[arguments[0]];
 cell.scrollIntoView({block: 'center'});
 const log = cell.querySelector('.cell-log');
-const finish = (result) => { clearInterval(timer); done(result); };
+let t0 = 0;
+const finish = (result) => { clearInterval(timer); done({...result, ms: performance.now() - t0}); };
 const timer = setInterval(() => {
   const out = cell.querySelector('.cell-output');
   const status = (cell.querySelector('.cell-status') || {}).textContent || '';
@@ -28,6 +29,7 @@ const timer = setInterval(() => {
 const run = () => {
   const button = cell.querySelector('[data-action="run"]');
   if (button.disabled) { setTimeout(run, 50); return; }
+  t0 = performance.now();
   button.click();
 };
 run();
@@ -40,10 +42,11 @@ const done = arguments[arguments.length - 1];
   const rt = Course.python.getRuntime();
   const runaway = rt.run('while True:\\n    pass', {}).then(() => 'finished', (e) => e.type);
   await new Promise((r) => setTimeout(r, 500));
+  const t0 = performance.now();
   await rt.stop();
   let out = '';
   const next = await rt.run('print(6 * 7)', {onStdout: (t) => { out += t; }});
-  done({runaway: await runaway, out, ok: next.ok});
+  done({runaway: await runaway, out, ok: next.ok, ms: performance.now() - t0});
 })().catch((e) => done({error: String(e)}));
 """
 
@@ -104,6 +107,7 @@ def test_stop_ends_a_runaway_loop_and_python_comes_back(driver, engines_http):
     open_page(driver, engines_http + PAGE)
     driver.execute_async_script(RUN_FIRST_CELL, 0)  # Python is loaded
     result = driver.execute_async_script(STOP_AND_RECOVER)
+    result.pop("ms")
     assert result == {"runaway": "Stopped", "out": "42\n", "ok": True}, f"{driver.engine}: {result}"
 
 

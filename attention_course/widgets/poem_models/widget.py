@@ -21,6 +21,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+
 from markdown_it.common.utils import escapeHtml
 
 from attention_course.poems import lm_table, ngram_lm, transformer_lm
@@ -102,6 +104,11 @@ def head_quotes(heads: dict) -> dict[str, str]:
     return out
 
 
+def first_below(curve: dict, ref: float) -> int:
+    """The first step at which the held-out curve is below `ref` (0 if never)."""
+    return next((step for step, v in zip(curve["steps"], curve["held"]) if v < ref), 0)
+
+
 def training_quotes(tf: dict, ng: dict) -> dict[str, str]:
     s, t, curve = tf["settings"], tf["training"], tf["curve"]
     by = tf["held_out_by_encoding"]
@@ -128,7 +135,7 @@ def training_quotes(tf: dict, ng: dict) -> dict[str, str]:
         "mlp_cpu_seconds": ng["facts"]["mlp_seconds"],
         "mlp_context": ng["facts"]["mlp_context"],
         **{
-            f"transformer_beats_{k}_at_step": f"{next((st for st, v in zip(curve['steps'], curve['held']) if v < ref), 0):,}"
+            f"transformer_beats_{k}_at_step": f"{first_below(curve, ref):,}"
             for k, ref in (("bigram", ng["bigram_held_nll"]), ("mlp", ng["mlp_held_nll"]))
         },
         "ppl_ratio_mlp_transformer": f"{math.exp(ng['mlp_held_nll'] - tf['held_out']['nll']):.1f}",
@@ -149,6 +156,26 @@ def sample_quotes(models: list[dict]) -> dict[str, str]:
         out[f"{k}_sample_ended"] = "是" if len(row["sample"]) < MAX_LEN else "否"
     out["sample_cap"] = f"{MAX_LEN}"
     return out
+
+
+def end_quotes(sample: str) -> dict[str, str]:
+    """How sure the Transformer is that its sample poem is over: P(◆) after its last mark, and after the mark that
+    closes half of its lines (e.g. the 4th of 8) — attention_core's forward pass on the committed weights."""
+    from attention_core import tiny_gpt
+
+    params, cfg, meta, _ = transformer_lm.load()
+    index = {ch: i for i, ch in enumerate(meta["vocab"])}
+    ids = [0] + [index.get(ch, 1) for ch in sample]
+    marks = [k for k, ch in enumerate(sample) if ch in "，。"]
+    if not marks or marks[-1] != len(sample) - 1 or len(marks) % 2:
+        return {}
+    p = tiny_gpt.softmax(tiny_gpt.forward(params, cfg, ids[: cfg.context]).logits.astype(np.float64))
+    half = marks[len(marks) // 2 - 1]
+    return {
+        "transformer_sample_end_prob": f"{p[len(sample), 0] * 100:.1f}%",
+        "transformer_sample_half_end_prob": f"{p[half + 1, 0] * 100:.1f}%",
+        "transformer_sample_half_lines": f"{len(marks) // 2}",
+    }
 
 
 def build_data(o: dict, build: Any) -> tuple[dict, dict[str, bytes]]:
@@ -176,6 +203,7 @@ def build_data(o: dict, build: Any) -> tuple[dict, dict[str, bytes]]:
             **head_quotes(tf["heads"]),
             **training_quotes(tf, ng),
             **sample_quotes(table["models"]),
+            **end_quotes(table["models"][-1]["sample"]),
         },
         "note": NOTE,
     }, {}

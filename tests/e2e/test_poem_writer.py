@@ -177,3 +177,20 @@ def test_a_continuation_is_the_seeded_sample_of_the_build(page):
     assert write(7) == poem  # same seed, temperature and text: the same poem
     root.get_by_role("button", name="放进输入框").click()
     assert root.get_by_label("诗的开头").input_value() == "白日依山尽，" + poem.replace("□", "")
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_nothing_moves_when_it_mounts(browser, http_base, width):
+    """The static first view (what the page carries) takes the live view's height: mounting shifts nothing below."""
+    from tests.e2e.conftest import ALL_LAID_OUT_CSS, _close_and_check, _open_context
+
+    context, page = _open_context(browser, http_base, viewport={"width": width, "height": 900})
+    page.goto(http_base + PAGE)
+    page.add_style_tag(content=ALL_LAID_OUT_CSS)
+    before = page.locator(WIDGET).evaluate("w => w.getBoundingClientRect().height")
+    assert not page.locator(f"{WIDGET}[data-ready]").count()
+    page.locator(WIDGET).scroll_into_view_if_needed()
+    page.locator(f'{WIDGET}[data-ready="true"][data-model="ready"]').wait_for(timeout=60_000)
+    after = page.locator(WIDGET).evaluate("w => w.getBoundingClientRect().height")
+    assert abs(after - before) <= 1, f"{width} px: {before:.1f} → {after:.1f}"
+    _close_and_check(context, page)

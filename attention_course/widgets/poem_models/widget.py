@@ -236,7 +236,8 @@ def _table_html(d: dict) -> str:
     )
     t = f"{d['temperature']:g}"
     return (
-        '<div class="heat-scroll"><table class="num-table pm-table"><caption>同一份唐诗、同一个验证集上的三个模型'
+        '<div class="heat-scroll" tabindex="0" role="region" aria-label="三个模型的表（可左右滑动）">'
+        '<table class="num-table pm-table"><caption>同一份唐诗、同一个验证集上的三个模型'
         "（困惑度越小越好）</caption><thead><tr>"
         '<th scope="col">模型</th><th scope="col">看多少前文</th><th scope="col">参数</th>'
         '<th scope="col">验证集困惑度</th><th scope="col">训练花费（CPU）</th></tr></thead>'
@@ -282,7 +283,12 @@ def _heads_html(d: dict) -> str:
             for layer in range(n_layers)
         )
         best = p["best"]
-        verdict = f"{len(shows)} 个头过线（★）" if shows else f"没有头过线；提升到 3 倍以上的头有 {p['lift_3']} 个"
+        if shows:
+            verdict = f"{len(shows)} 个头过线（★）"
+        elif p["lift_3"]:
+            verdict = f"没有头过线；提升到 3 倍以上的头有 {p['lift_3']} 个"
+        else:
+            verdict = "没有头过线，也没有头提升到 3 倍"
         cards.append(
             f'<figure class="pm-card" data-pattern="{name}"><figcaption><strong>{escapeHtml(title)}</strong>'
             f'<span class="pm-what">{escapeHtml(what)}</span></figcaption>'
@@ -295,7 +301,7 @@ def _heads_html(d: dict) -> str:
     n = len(heads["patterns"]["previous"]["score"]) * len(heads["patterns"]["previous"]["score"][0])
     return (
         f'<p class="widget-caption">验证集 {heads["poems"]:,} 首诗上，{n} 个头各自的得分：查询落在这种位置上的注意力'
-        f"权重的平均值（格子里的数，%），小字是它为“平均分配给看得见的所有位置”时的几倍。得分至少 "
+        f"权重的平均值（格子里的数，%）；小字“×n”：这相当于把注意力平均分给看得见的所有位置时的几倍。得分至少 "
         f"{heads['shows_score'] * 100:.0f}% 且至少 {heads['shows_lift']:g} 倍，才算这个头“做这件事”（★）。</p>"
         f'<div class="pm-cards">{"".join(cards)}</div>'
     )

@@ -97,7 +97,8 @@ export function mount(root, data) {
   const status = h("p", { class: "widget-caption pw-status", role: "status" });
   const strip = h("div", { class: "pw-chars", role: "toolbar", "aria-label": "选一个字，看它这一行的注意力（左右方向键）" });
   const gridCaption = h("p", { class: "widget-caption pw-grid-caption", "aria-hidden": "true" });
-  const gridWrap = h("div", { class: "heat-scroll pw-scroll" });
+  const gridWrap = h("div", { class: "heat-scroll pw-scroll", tabindex: "0", role: "region",
+    "aria-label": "每个头的注意力（可左右滑动）" });
   const topTitle = h("h4", { class: "widget-subtitle pw-top-title" }, "下一个字");
   const topList = h("ol", { class: "bars pw-top" });
   const live = liveRegion();

@@ -185,7 +185,7 @@ def build_data(o: dict, build: Any) -> tuple[dict, dict[str, bytes]]:
         "weights_bytes": len(files[where["data"]]),
         "weights_sha256": sha,
         "quotes": {
-            "weights_kb": f"{len(files[where['data']]) / 1024:,.0f}",
+            "download_kb": f"{len(files[where['data']]) / 1024:,.0f}",
             "t2s_pairs": f"{len(t2s) - len(PUNCTUATION):,}",
             "context_chars": f"{limit}",
             "max_new": f"{MAX_NEW}",
@@ -238,7 +238,8 @@ def attention_table(d: dict, chars: list[dict], rows: list[list[list[float]]], q
     caption = grid_caption(labels[query], query)
     return (
         f'<p class="widget-caption pw-grid-caption" aria-hidden="true">{escapeHtml(caption)}</p>'
-        '<div class="heat-scroll pw-scroll"><table class="heat-table heat-static pw-grid"><caption class="visually-hidden">'
+        '<div class="heat-scroll pw-scroll" tabindex="0" role="region" aria-label="每个头的注意力（可左右滑动）">'
+        '<table class="heat-table heat-static pw-grid"><caption class="visually-hidden">'
         f"{escapeHtml(caption)}</caption>"
         f'<thead><tr><th scope="col"><span class="visually-hidden">层与头 ＼ 字</span></th>{head}</tr></thead>'
         f"<tbody>{''.join(body)}</tbody></table></div>"

@@ -80,7 +80,7 @@ def build_data(o: dict, build: Any) -> tuple[dict, dict[str, bytes]]:
 
 def _curves_svg(d: dict) -> str:
     c, f = d["curve"], d["quotes"]
-    w, h, left, right, top, bottom = 640, 300, 56, 150, 16, 44
+    w, h, left, right, top, bottom = 640, 300, 56, 175, 16, 44  # right: room for the end labels
     steps = c["steps"]
     values = c["train"] + c["held"] + [d["bigram_held_nll"]]
     lo, hi = math.floor(min(values) * 2) / 2, math.ceil(max(values) * 2) / 2

@@ -293,7 +293,8 @@ def _heads_html(d: dict) -> str:
             f'<figure class="pm-card" data-pattern="{name}"><figcaption><strong>{escapeHtml(title)}</strong>'
             f'<span class="pm-what">{escapeHtml(what)}</span></figcaption>'
             f'<table class="heat-table heat-static pm-grid"><caption class="visually-hidden">{escapeHtml(title)}：每个头的'
-            f"得分（%）和它是平均分配的几倍</caption><thead><tr><td></td>{head_cols}</tr></thead><tbody>{body}</tbody>"
+            '得分（%）和它是平均分配的几倍</caption><thead><tr><th scope="col"><span class="visually-hidden">层＼头'
+            f"</span></th>{head_cols}</tr></thead><tbody>{body}</tbody>"
             f'</table><p class="widget-caption">{p["pairs"]:,} 个配对（{p["poems"]:,} 首诗），平均分配时约 '
             f"{p['baseline'] * 100:.1f}%。最高：{head_label(best['layer'], best['head'])}，{best['score'] * 100:.0f}%；"
             f"{verdict}。</p></figure>"

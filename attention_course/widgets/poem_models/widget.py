@@ -214,7 +214,7 @@ def build_data(o: dict, build: Any) -> tuple[dict, dict[str, bytes]]:
 
 def context_text(row: dict) -> str:
     if row["key"] == "transformer":
-        return f"前面最多 {row['context'] - 1} 个字（整首诗）"
+        return f"整首诗（最多 {row['context'] - 1} 字）"
     return f"前 {row['context']} 个字"
 
 
@@ -222,10 +222,11 @@ def _table_html(d: dict) -> str:
     best = min(r["held_ppl"] for r in d["models"])
     worst = max(r["held_ppl"] for r in d["models"])
     rows = "".join(
-        f'<tr data-model="{r["key"]}"><th scope="row">{escapeHtml(r["name"])}</th><td>{escapeHtml(context_text(r))}</td>'
-        f'<td class="pm-num">{r["params"]:,}</td><td class="pm-ppl"><span class="pm-ppl-value">{r["held_ppl"]:.0f}</span>'
+        f'<tr data-model="{r["key"]}"><th scope="row">{escapeHtml(r["name"])}</th>'
+        f'<td class="pm-ppl"><span class="pm-ppl-value">{r["held_ppl"]:.0f}</span>'
         f'<span class="bar-track" aria-hidden="true"><span class="bar-fill" style="width:'
         f'{css_number(r["held_ppl"] / worst * 100, 1)}%"></span></span></td>'
+        f'<td>{escapeHtml(context_text(r))}</td><td class="pm-num">{r["params"]:,}</td>'
         f'<td class="pm-num">{r["cpu_seconds"]:,.{1 if r["cpu_seconds"] < 10 else 0}f} 秒</td></tr>'
         for r in d["models"]
     )
@@ -235,12 +236,13 @@ def _table_html(d: dict) -> str:
         for r in d["models"]
     )
     t = f"{d['temperature']:g}"
+    caption = "同一份唐诗、同一个验证集上的三个模型（困惑度越小越好）"
     return (
+        f'<p class="widget-caption pm-caption" aria-hidden="true">{caption}</p>'
         '<div class="heat-scroll" tabindex="0" role="region" aria-label="三个模型的表（可左右滑动）">'
-        '<table class="num-table pm-table"><caption>同一份唐诗、同一个验证集上的三个模型'
-        "（困惑度越小越好）</caption><thead><tr>"
-        '<th scope="col">模型</th><th scope="col">看多少前文</th><th scope="col">参数</th>'
-        '<th scope="col">验证集困惑度</th><th scope="col">训练花费（CPU）</th></tr></thead>'
+        f'<table class="num-table pm-table"><caption class="visually-hidden">{caption}</caption><thead><tr>'
+        '<th scope="col">模型</th><th scope="col">验证集困惑度</th><th scope="col">看多少前文</th>'
+        '<th scope="col">参数</th><th scope="col">训练花费（CPU）</th></tr></thead>'
         f"<tbody>{rows}</tbody></table></div>"
         f'<p class="widget-caption">困惑度最低的是 {best:.0f}。训练花费是在生成这个页面的 2 核机器上量的 CPU 时间：'
         "二元模型只需把训练集数一遍。</p>"

@@ -224,7 +224,7 @@ export function mount(root, data) {
   }
 
   function drawTop(announce) {
-    const t = temperature();
+    const t = model ? temperature() : 1; // before the weights are here: the build's numbers, at T = 1
     let top;
     if (model) {
       const p = t === 1 ? probsT1 : probabilities(lastLogits, t);

@@ -22,7 +22,6 @@ import math
 from typing import Any
 
 import numpy as np
-
 from markdown_it.common.utils import escapeHtml
 
 from attention_course.poems import lm_table, ngram_lm, transformer_lm
@@ -277,7 +276,8 @@ def _heads_html(d: dict) -> str:
                     p["score"][layer][h],
                     p["lift"][layer][h],
                     (layer, h) in shows,
-                    f"{head_label(layer, h)}：{p['score'][layer][h] * 100:.1f}%，平均分配的 {p['lift'][layer][h]:.2f} 倍",
+                    f"{head_label(layer, h)}：{p['score'][layer][h] * 100:.1f}%，"
+                    f"平均分配的 {p['lift'][layer][h]:.2f} 倍",
                 )
                 for h in range(n_heads)
             )
@@ -294,7 +294,8 @@ def _heads_html(d: dict) -> str:
         cards.append(
             f'<figure class="pm-card" data-pattern="{name}"><figcaption><strong>{escapeHtml(title)}</strong>'
             f'<span class="pm-what">{escapeHtml(what)}</span></figcaption>'
-            f'<table class="heat-table heat-static pm-grid"><caption class="visually-hidden">{escapeHtml(title)}：每个头的'
+            '<table class="heat-table heat-static pm-grid">'
+            f'<caption class="visually-hidden">{escapeHtml(title)}：每个头的'
             '得分（%）和它是平均分配的几倍</caption><thead><tr><th scope="col"><span class="visually-hidden">层＼头'
             f"</span></th>{head_cols}</tr></thead><tbody>{body}</tbody>"
             f'</table><p class="widget-caption">{p["pairs"]:,} 个配对（{p["poems"]:,} 首诗），平均分配时约 '
@@ -359,7 +360,8 @@ def _curve_svg(d: dict) -> str:
         f'<title id="pm-curve-t">Transformer 的损失曲线</title><desc id="pm-curve-d">{escapeHtml(desc)}</desc>'
         f'<path class="axis" d="M{left},{top} L{left},{h - bottom} L{w - right},{h - bottom}"/>{"".join(ticks)}'
         f'<text x="{(left + w - right) / 2:.0f}" y="{h - 6}" text-anchor="middle">训练步数</text>'
-        f'<text x="14" y="{mid:.0f}" text-anchor="middle" transform="rotate(-90 14 {mid:.0f})">平均损失（奈特/字）</text>'
+        f'<text x="14" y="{mid:.0f}" text-anchor="middle" transform="rotate(-90 14 {mid:.0f})">'
+        "平均损失（奈特/字）</text>"
         f'{refs_svg}<path class="line-train" d="{path(c["train"])}"/><path class="line-held" d="{path(c["held"])}"/>'
         f"{texts}</svg></div>"
         f'<p class="widget-caption">实线：训练集；虚线：验证集（每 {steps[1] - steps[0]} 步各在固定的 '

@@ -250,7 +250,8 @@ def top_list(top: list[list], temperature: float = 1) -> str:
     peak = max(p for _, p in top) or 1
     items = "".join(
         f'<li><span class="bar-label">{escapeHtml(ch)}</span><span class="bar-track"><span class="bar-fill" '
-        f'style="width:{css_number(p / peak * 100, 1)}%"></span></span><span class="bar-value">{p * 100:.1f}%</span></li>'
+        f'style="width:{css_number(p / peak * 100, 1)}%"></span></span>'
+        f'<span class="bar-value">{p * 100:.1f}%</span></li>'
         for ch, p in top
     )
     return f'<ol class="bars pw-top" aria-label="下一个字的概率（温度 {temperature:g}）">{items}</ol>'
@@ -285,7 +286,8 @@ def fallback(d: dict) -> str:
         f'<div class="temp-control"><span class="widget-label">温度 T</span><input type="range" disabled min="0.2" '
         f'max="2" step="0.1" value="{t}"><output class="temp-value">T = {t}</output></div>'
         '<div class="widget-controls"><span class="widget-label">随机种子</span><input type="number" disabled '
-        f'class="bigram-seed pw-seed" value="{d["seed"]}"><button type="button" class="btn-primary" disabled>续写</button>'
+        f'class="bigram-seed pw-seed" value="{d["seed"]}">'
+        '<button type="button" class="btn-primary" disabled>续写</button>'
         '<button type="button" disabled>换个种子</button><button type="button" disabled>放进输入框</button></div>'
         '<p class="pw-poem"></p><p class="widget-caption pw-poem-note">按“续写”，模型从你写的地方接着写，直到写完一首'
         f"（◆）或满 {d['max_new']} 字。</p></div>"

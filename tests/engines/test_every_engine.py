@@ -115,3 +115,34 @@ def test_a_plotting_cell_draws_its_figure(driver, engines_http):
     open_page(driver, engines_http + PLOT_PAGE)
     result = driver.execute_async_script(RUN_FIRST_CELL, 0)
     assert result.get("figure"), f"{driver.engine}: {result}"
+
+
+@pytest.mark.parametrize("transport", ["http", "file"])
+def test_typing_into_the_poem_writer_shows_a_prediction(driver, engines_http, engines_site, transport):
+    """你来写一句 (module 07): type a few characters, traditional ones among them; the model runs in the page and
+    the top next characters appear for exactly that text."""
+    base = engines_http if transport == "http" else engines_site.resolve().as_uri() + "/"
+    open_page(driver, base + "module-07-train-transformer.html")
+    driver.execute_script("document.querySelector('.widget-poem-writer').scrollIntoView({block: 'center'})")
+    wait_for(
+        driver,
+        "return document.querySelector('.widget-poem-writer[data-model=\"ready\"]')",
+        "the poem writer's model loading",
+        timeout=60,
+    )
+    box = driver.find_element("css selector", ".widget-poem-writer .widget-body input.pw-input")
+    box.clear()
+    box.send_keys("春眠不覺曉，")
+    shown = wait_for(
+        driver,
+        "const w = document.querySelector('.widget-poem-writer');"
+        "return w.dataset.resultFor === '春眠不覺曉，' &&"
+        " [...w.querySelectorAll('.widget-body .pw-top .bar-label')].map((e) => e.textContent)",
+        "a prediction for the typed text",
+    )
+    assert len(shown) == 10, f"{driver.engine} over {transport}: {shown}"
+    converted = driver.execute_script(
+        "return [...document.querySelectorAll('.widget-poem-writer .widget-body .pw-char.is-converted')]"
+        ".map((e) => e.textContent)"
+    )
+    assert converted == ["觉", "晓"], f"{driver.engine}: {converted}"

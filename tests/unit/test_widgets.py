@@ -238,7 +238,7 @@ def test_bad_widgets_fail_the_build_with_lines_and_leave_the_site_untouched(make
         for rest in (
             "8: unknown option 'colour' for widget 'heatmap' (allowed: examples, mask) [widget]",
             "12: option 'value' (9) must be between min (0.2) and max (4) [widget]",
-            "15: unknown widget 'spinner' (known: activation-plot, bigram, bigram-mlp, ffn-gate, generation-tree, heatmap, kv-cache, linear-collapse, model-attention, multi-head, next-token, param-count, positional-encoding, qk-vectors, qkv-projection, query-focus, step-calculator, temperature, transformer-flow) [widget]",
+            "15: unknown widget 'spinner' (known: activation-plot, bigram, bigram-mlp, ffn-gate, generation-tree, heatmap, kv-cache, linear-collapse, model-attention, multi-head, next-token, param-count, poem-models, poem-writer, positional-encoding, qk-vectors, qkv-projection, query-focus, step-calculator, temperature, transformer-flow) [widget]",
         )
     }, problems
     assert sorted(p.name for p in out.iterdir()) == ["previous.html"]

@@ -104,7 +104,7 @@ function start(root, data) {
   const tempOut = h("output", { for: tempId, class: "temp-value" });
   const seed = h("input", { type: "number", id: seedId, min: 0, max: 2147483647, step: 1, value: data.seed,
     class: "bigram-seed", inputmode: "numeric" });
-  const poem = h("p", { class: "bigram-poem", "aria-live": "polite", lang: "zh-Hant" }, "（按“生成”让模型写一首）");
+  const poem = h("p", { class: "bigram-poem", "aria-live": "polite", lang: "zh-Hans" }, "（按“生成”让模型写一首）");
   const status = h("p", { class: "widget-caption bigram-status" });
   const generate = h("button", { type: "button", class: "btn-primary bigram-generate", onclick: () => run() }, "生成");
   const another = h("button", { type: "button", class: "bigram-another",

@@ -17,7 +17,9 @@ from typing import Any
 from markdown_it.common.utils import escapeHtml
 
 from attention_course.poems import ngram_lm as poetry_lm
+from attention_course.poems.artifacts import StaleWeights
 from attention_course.poems.corpus import CorpusError
+from attention_course.poems.dataset import CONVERTER_CONFIG, CONVERTER_VERSION, SOURCE
 from attention_course.smollm2 import digest_of
 from builder.bundle import browser_data_script, widget_data_script
 from builder.widgets.fallback import css_number, ink_classes, note_html, percent_row
@@ -25,16 +27,21 @@ from builder.widgets.quote import quote_named
 from builder.widgets.schema import Option, Widget, WidgetDataError
 
 NOTE = (
-    "数据：npm 包 chinese-poetry 2.0.1 的《全唐诗》（MIT 许可的公有领域文本合集，保留原书的繁体字）；"
-    "每 10 首取 1 首作验证集，计数与概率都在网页生成时用 NumPy 预先算好。"
+    f"数据：npm 包 {SOURCE['package']} 的《全唐诗》（合集以 MIT 许可发布，诗文本身属于公有领域；原书是繁体字），"
+    f"网页生成时用 OpenCC {CONVERTER_VERSION}（{CONVERTER_CONFIG}，繁体转简体）转成简体字、去掉重复的诗，"
+    "再按每首诗内容的哈希值取出约十分之一作验证集；计数与概率都在网页生成时用 NumPy 预先算好。"
 )
 
 
 def load(build: Any) -> dict:
+    """Module 04's numbers; a missing corpus or stale committed weights is a widget error at the fence, not a
+    traceback."""
     try:
         return poetry_lm.results(build)
     except CorpusError as exc:
         raise WidgetDataError(f"the Tang poems corpus is not available: {exc}") from exc
+    except StaleWeights as exc:
+        raise WidgetDataError(f"the MLP's committed weights do not match this checkout: {exc}") from exc
 
 
 def build_data(o: dict, build: Any) -> tuple[dict, dict[str, bytes]]:

@@ -11,6 +11,7 @@ are the data; theme/js/widgets/bigram-mlp.js only adds a readout for the embeddi
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 from markdown_it.common.utils import escapeHtml
@@ -36,11 +37,38 @@ class PartsOption(Option):
         return list(value)
 
 
+def pca_ends(pca: dict, n: int = 5) -> tuple[list[str], list[str]]:
+    """The `n` characters at each end of the first principal component (smallest first; largest first): what the
+    embeddings' caption lists and the prose quotes (`pca_low`, `pca_high`)."""
+    chars, xy = pca["chars"], pca["xy"]
+    order = sorted(range(len(chars)), key=lambda k: xy[k][0])
+    return [chars[k] for k in order[:n]], [chars[k] for k in order[::-1][:n]]
+
+
+def sample_lines(poems: list[str]) -> tuple[int, int]:
+    """(lines closed by "，" or "。", of those how many have 5 or 7 characters) over the poems."""
+    lines = [line for p in poems for line in re.findall(r"([^，。]*)[，。]", p)]
+    return len(lines), sum(len(line) in (5, 7) for line in lines)
+
+
+def derived_quotes(r: dict) -> dict[str, str]:
+    """Numbers the prose quotes that the widget computes from the data (not facts of ngram_lm)."""
+    low, high = pca_ends(r["pca"])
+    out = {"pca_low": "、".join(low), "pca_high": "、".join(high), "samples": f"{len(r['mlp_samples'])}"}
+    for key in ("bigram", "mlp"):
+        poems = r[f"{key}_samples"]
+        lines, regular = sample_lines(poems)
+        out[f"{key}_sample_lines"] = f"{lines}"
+        out[f"{key}_sample_regular"] = f"{regular}"
+        out[f"{key}_capped"] = f"{sum(len(p) >= MAX_LEN for p in poems)}"
+    return out
+
+
 def build_data(o: dict, build: Any) -> tuple[dict, dict[str, bytes]]:
     r = load(build)
     return {
         "parts": o["parts"],
-        "quotes": r["facts"],
+        "quotes": {**r["facts"], **derived_quotes(r)},
         "curve": r["curve"],
         "bigram_held_nll": r["bigram_held_nll"],
         "bigram_samples": r["bigram_samples"],
@@ -52,7 +80,7 @@ def build_data(o: dict, build: Any) -> tuple[dict, dict[str, bytes]]:
 
 def _curves_svg(d: dict) -> str:
     c, f = d["curve"], d["quotes"]
-    w, h, left, right, top, bottom = 640, 300, 56, 150, 16, 44
+    w, h, left, right, top, bottom = 640, 300, 56, 175, 16, 44  # right: room for the end labels
     steps = c["steps"]
     values = c["train"] + c["held"] + [d["bigram_held_nll"]]
     lo, hi = math.floor(min(values) * 2) / 2, math.ceil(max(values) * 2) / 2
@@ -104,7 +132,7 @@ def _curves_svg(d: dict) -> str:
 
 def _samples_html(d: dict) -> str:
     def column(title: str, poems: list[str]) -> str:
-        items = "".join(f'<li lang="zh-Hant">{escapeHtml(p) or "（空）"}</li>' for p in poems)
+        items = "".join(f'<li lang="zh-Hans">{escapeHtml(p) or "（空）"}</li>' for p in poems)
         return f'<section><h4 class="widget-subtitle">{escapeHtml(title)}</h4><ol>{items}</ol></section>'
 
     f = d["quotes"]
@@ -122,12 +150,12 @@ def _samples_html(d: dict) -> str:
 
 def _embeddings_svg(d: dict) -> str:
     chars, xy = d["pca"]["chars"], d["pca"]["xy"]
+    low, high = pca_ends(d["pca"])
     w, h, pad = 640, 420, 24
     xs, ys = [p[0] for p in xy], [p[1] for p in xy]
     sx = lambda v: pad + (v - min(xs)) / (max(xs) - min(xs)) * (w - 2 * pad)  # noqa: E731
     sy = lambda v: h - pad - (v - min(ys)) / (max(ys) - min(ys)) * (h - 2 * pad)  # noqa: E731
     marks = {"，", "。"}
-    order = sorted(range(len(chars)), key=lambda k: xy[k][0])
     labels = "".join(
         f'<text class="pca-label{" pca-mark" if ch in marks else ""}" x="{sx(px):.1f}" y="{sy(py) + 5:.1f}" '
         f'text-anchor="middle" data-char="{escapeHtml(ch)}">{escapeHtml(ch)}</text>'
@@ -135,13 +163,13 @@ def _embeddings_svg(d: dict) -> str:
     )
     return (
         f'<div class="heat-scroll lm-scroll" tabindex="0" role="region" aria-label="字向量投影（可左右滑动）">'
-        f'<svg class="lm-chart lm-pca" viewBox="0 0 {w} {h}" role="img" aria-labelledby="lm-pca-t lm-pca-d" lang="zh-Hant">'
+        f'<svg class="lm-chart lm-pca" viewBox="0 0 {w} {h}" role="img" aria-labelledby="lm-pca-t lm-pca-d" lang="zh-Hans">'
         f'<title id="lm-pca-t">字向量的二维投影（PCA）</title><desc id="lm-pca-d">训练后 MLP 的字向量中最常见的 '
         f"{len(chars)} 个字，投影到前两个主成分上；位置相近的字，在模型眼里用法相近。</desc>"
         f'<rect class="axis" x="1" y="1" width="{w - 2}" height="{h - 2}" rx="6"/>{labels}</svg></div>'
         f'<p class="widget-caption">横轴、纵轴是字向量（{d["quotes"]["mlp_dim"]} 维）的第一、第二主成分，两个标点用强调色'
-        f"标出。第一主成分最小的 5 个字：{'、'.join(chars[k] for k in order[:5])}；最大的 5 个字："
-        f"{'、'.join(chars[k] for k in order[::-1][:5])}。</p>" + _coordinates_table(chars, xy)
+        f"标出。第一主成分最小的 {len(low)} 个字：{'、'.join(low)}；最大的 {len(high)} 个字："
+        f"{'、'.join(high)}。</p>" + _coordinates_table(chars, xy)
     )
 
 

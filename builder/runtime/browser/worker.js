@@ -89,10 +89,37 @@ async function assetFetch(input) {
   if (url.startsWith("data:")) return dataResponse(url);
   const name = assetName(url);
   if (name === null) throw new TypeError(`network access is disabled in the Python worker (${url})`);
+  if (name === MAIN_WASM && mainWasm) return mainWasmStandIn();
   const bytes = await assetBytes(name);
   bytesOf.delete(name); // Pyodide reads each file once; a second read fetches it again
   const ext = name.split(".").pop();
   return new Response(bytes, { status: 200, headers: { "Content-Type": MIME[ext] || "application/octet-stream" } });
+}
+
+// The main wasm (10 MB) is compiled as soon as its bytes are here, while pyodide.asm.js is evaluated, instead of
+// when Pyodide asks for it: Pyodide gets a stand-in Response from `fetch`, and `WebAssembly.instantiateStreaming`
+// (this worker's, for that Response only) instantiates the module compiled meanwhile. Nothing of Pyodide's is
+// touched: both are web APIs of this worker.
+const MAIN_WASM = "pyodide.asm.wasm";
+let mainWasm = null; // Promise<WebAssembly.Module>
+const standIns = new WeakSet();
+
+function compileMainWasmEarly() {
+  mainWasm = assetBytes(MAIN_WASM).then((bytes) => { bytesOf.delete(MAIN_WASM); return WebAssembly.compile(bytes); });
+  mainWasm.catch(() => {}); // reported when Pyodide instantiates it
+  const native = WebAssembly.instantiateStreaming;
+  WebAssembly.instantiateStreaming = async (source, imports) => {
+    const response = await source;
+    if (!standIns.has(response)) return native.call(WebAssembly, response, imports);
+    const module = await mainWasm;
+    return { module, instance: await WebAssembly.instantiate(module, imports) };
+  };
+}
+
+function mainWasmStandIn() {
+  const response = new Response(null, { status: 200, headers: { "Content-Type": MIME.wasm } });
+  standIns.add(response);
+  return response;
 }
 
 function dataResponse(url) {
@@ -143,6 +170,7 @@ async function init(msg) {
   onBytes = (n) => { read += n; post({ type: "download", loaded: read }); };
   // Everything the boot needs is asked for at once, so it downloads while Python starts.
   for (const name of msg.boot) assetBytes(name).catch(() => {}); // reported when Pyodide asks for it
+  compileMainWasmEarly();
   for (const name of ["pyodide.js", "pyodide.asm.js"]) await loadScript(name, msg.scripts[name]);
   self.importScripts = () => { throw new TypeError("importScripts is disabled in the Python worker"); };
   mark("scripts-ready");

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from attention_core.models.sentences import get_sentence
-from builder import real_model
+from attention_course import smollm2 as real_model
 from builder.model import BuildOptions
 from tests.conftest import ROOT, TEST_CACHE
 from tests.e2e.conftest import artifact

@@ -80,7 +80,7 @@ def test_click_and_keys_show_a_characters_next_distribution(page):
 
 
 def mulberry32(seed: int):
-    """theme/js/widgets/bigram.js mulberry32, step for step in 32-bit arithmetic."""
+    """attention_course/widgets/bigram/widget.js mulberry32, step for step in 32-bit arithmetic."""
     a = seed & 0xFFFFFFFF
 
     def imul(x: int, y: int) -> int:

@@ -10,9 +10,9 @@ import pytest
 
 from attention_core.param_count import DecoderConfig, count_parameters
 from attention_core.positional import offset_similarity
-from builder import real_model
+from attention_course import smollm2 as real_model
+from attention_course.widgets.next_token.widget import DEFAULT_PROMPTS, TEMPERATURES, percent1, shown_token
 from builder.model import BuildOptions
-from builder.widgets.next_token import DEFAULT_PROMPTS, TEMPERATURES, percent1, shown_token
 from tests.conftest import ROOT
 from tests.e2e.conftest import artifact
 

@@ -288,7 +288,7 @@ def evaluate_or_stalled(page, expression: str, arg=None, seconds: float = 60):
     return page.evaluate(expression, arg)
 
 
-WIDGETS = ".widget[data-widget]:not(.cell-widget)"
+WIDGETS = ".widget[data-widget]"  # the author's widgets and those a cell showed at build time (.cell-widget)
 # A widget kind's script loads when one of its widgets nears the view or gets the keyboard focus
 # (theme/js/site/near-view.js): a focusin on each root is the explicit way to ask for all of them, without
 # scrolling and without waiting for an IntersectionObserver's frame.

@@ -1,4 +1,4 @@
-"""The activation explainer's widgets in Chromium over http and file://: overlay toggles, the point moved by keyboard
+"""The activation explainer's widgets in Chromium: overlay toggles, the point moved by keyboard
 and by pointer, its readout compared with the NumPy reference samples the build embedded (and the widget's own
 formulas with attention_core at many points), the two-layer demo and the real model's gates."""
 

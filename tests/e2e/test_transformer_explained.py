@@ -1,4 +1,4 @@
-"""transformer-explained in Chromium, over http and file://: the `transformer-flow` diagram steps through every stage
+"""transformer-explained in Chromium: the `transformer-flow` diagram steps through every stage
 by button, click and keyboard, announcing each stage's shapes as the build computed them; the `generation-tree`
 widget appends the tokens the reader, greedy decoding and sampling pick, shows the next real distribution (checked
 against attention_course.smollm2 here), loads its tree only on first interaction, and says so when a pick leaves it."""

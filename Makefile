@@ -29,17 +29,26 @@ browser: setup
 	@$(VPY) scripts/ensure_browser.py > $(VENV)/.browser
 	@echo "browser: $$(cat $(VENV)/.browser)"
 
-# --max-worker-restart=0: a crashed test process fails the run at once; with restarts, pytest-xdist's
-# loadgroup scheduler hangs instead of finishing (reproduced with a test that segfaults).
-test: setup browser lint
-	CHROMIUM_PATH="$$(cat $(VENV)/.browser)" $(VPY) -m pytest -n $(JOBS) --dist loadgroup --max-worker-restart=0 -q
+# Everything: every test (engine, course, browser; the real course is built once for the run, in the background,
+# while the first tests run: tests/conftest.py), then the lint. Both run; either failing fails `make test`.
+# --dist load: test by test to whichever worker is free (xdist_group marks are ignored with pytest 9.2 + xdist 3.8).
+# --max-worker-restart=0: a crashed test process fails the run at once instead of hanging the scheduler.
+test: setup browser
+	@status=0; \
+	CHROMIUM_PATH="$$(cat $(VENV)/.browser)" $(VPY) -m pytest -n $(JOBS) --dist load --max-worker-restart=0 -q || status=1; \
+	$(MAKE) --no-print-directory lint || status=1; \
+	exit $$status
 
-# Unit and build tests only: no browser, no Playwright (well under a minute once the caches are warm).
-test-fast: setup lint
-	$(VPY) -m pytest -n $(JOBS) -m "not e2e" tests/unit tests/models tests/build -q
+# The engine's tests and the course's unit tests: no browser, no build of the real course (-m "not shared_build":
+# what reads the run's shared builds), well under a minute once the caches are warm.
+test-fast: setup
+	$(VPY) -m pytest -n $(JOBS) --dist load -q -m "not e2e and not shared_build" tests/engine tests/course
 
-# The architecture contracts of pyproject.toml ([tool.importlinter]): layers, no import cycles.
+# Lint and format (ruff, pinned in pyproject.toml) and the architecture contracts ([tool.importlinter]: layers, no
+# import cycles).
 lint: setup
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/lint-imports
 
 serve: setup

@@ -34,6 +34,15 @@ def smollm2_path() -> Path:
 
 
 @pytest.fixture(scope="session")
+def smollm2_metadata(smollm2_path: Path) -> dict:
+    """The GGUF's metadata (attention_core.models.gguf_reader.read_metadata), read once per test process (a few
+    seconds: the reader walks the whole file's header and tensor table)."""
+    from attention_core.models.gguf_reader import read_metadata
+
+    return read_metadata(smollm2_path)
+
+
+@pytest.fixture(scope="session")
 def smollm2(smollm2_path: Path):
     """The loaded model (weights + tokenizer), once per test process."""
     from attention_core.models import load_model

@@ -8,14 +8,13 @@ import pytest
 
 from attention_core.activations import silu
 from attention_core.core import causal_mask
-from attention_core.models.gguf_reader import read_metadata
 from attention_core.models.llama import ffn_gates, forward, grouped_query_attention, rms_norm, rope_cos_sin
 
 TEXT = "The animal didn't cross the street because it was tired."
 
 
-def test_ffn_width_is_the_metadata_s_and_eight_thirds_of_d(smollm2, smollm2_path) -> None:
-    meta = read_metadata(smollm2_path)
+def test_ffn_width_is_the_metadata_s_and_eight_thirds_of_d(smollm2, smollm2_metadata) -> None:
+    meta = smollm2_metadata
     assert smollm2.config.d_ffn == meta["llama.feed_forward_length"] == 1536
     assert smollm2.config.d_model == meta["llama.embedding_length"] == 576  # 8/3 · 576 = 1536: SwiGLU's ⅔ · 4d
     layer = smollm2.weights.layers[0]

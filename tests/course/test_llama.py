@@ -28,10 +28,8 @@ def france(smollm2):
     return smollm2.run("The capital of France is", return_residuals=True)
 
 
-def test_config_comes_from_the_metadata(smollm2, smollm2_path) -> None:
-    from attention_core.models.gguf_reader import read_metadata
-
-    meta = read_metadata(smollm2_path)
+def test_config_comes_from_the_metadata(smollm2, smollm2_metadata) -> None:
+    meta = smollm2_metadata
     c = smollm2.config
     assert (c.n_layers, c.d_model, c.n_heads, c.n_kv_heads, c.d_ffn, c.vocab_size) == (
         meta["llama.block_count"],

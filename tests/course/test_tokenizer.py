@@ -56,10 +56,8 @@ def test_partial_utf8_tokens_are_shown_as_escapes(smollm2) -> None:
     assert tk.decode(ids) == "注意力"
 
 
-def test_bos_and_special_tokens_follow_the_metadata(smollm2, smollm2_path) -> None:
-    from attention_core.models.gguf_reader import read_metadata
-
-    meta = read_metadata(smollm2_path)
+def test_bos_and_special_tokens_follow_the_metadata(smollm2, smollm2_metadata) -> None:
+    meta = smollm2_metadata
     tk = smollm2.tokenizer
     assert tk.add_bos is bool(meta["tokenizer.ggml.add_bos_token"]) is False
     assert tk.bos_id == meta["tokenizer.ggml.bos_token_id"] == 1

@@ -28,7 +28,7 @@ def test_a_new_module_page_joins_the_path_progress_search_and_zip(tmp_path):
     content = copy_content(tmp_path / "content", MINIMAL)
     (content / "module-02-trial.md").write_text(NEW_PAGE, encoding="utf-8")
     site = tmp_path / "site"
-    build(content, site, cache_dir=tmp_path / "cache")
+    build(content, site)
     index = (site / "index.html").read_text("utf-8")
     path = re.search(r'<ol class="cards course-path".*?</ol>', index, re.S).group(0)
     slugs = re.findall(r'data-slug="([^"]+)"', path)

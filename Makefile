@@ -36,7 +36,7 @@ browser: setup
 test: setup browser
 	@status=0; \
 	CHROMIUM_PATH="$$(cat $(VENV)/.browser)" $(VPY) -m pytest -n $(JOBS) --dist load --max-worker-restart=0 -q || status=1; \
-	$(MAKE) --no-print-directory lint || status=1; \
+	$(LINT) || status=1; \
 	exit $$status
 
 # The engine's tests and the course's unit tests: no browser, no build of the real course (-m "not shared_build":
@@ -46,10 +46,12 @@ test-fast: setup
 
 # Lint and format (ruff, pinned in pyproject.toml) and the architecture contracts ([tool.importlinter]: layers, no
 # import cycles).
+# Each step runs even when one before it failed; the lint fails if any did.
+LINT = (failed=0; for step in "ruff check ." "ruff format --check ." "lint-imports"; do \
+	  echo "lint: $$step"; $(VENV)/bin/$$step || failed=1; done; exit $$failed)
+
 lint: setup
-	$(VENV)/bin/ruff check .
-	$(VENV)/bin/ruff format --check .
-	$(VENV)/bin/lint-imports
+	@$(LINT)
 
 serve: setup
 	$(VPY) build.py --serve

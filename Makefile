@@ -29,18 +29,29 @@ browser: setup
 	@$(VPY) scripts/ensure_browser.py > $(VENV)/.browser
 	@echo "browser: $$(cat $(VENV)/.browser)"
 
-# --max-worker-restart=0: a crashed test process fails the run at once; with restarts, pytest-xdist's
-# loadgroup scheduler hangs instead of finishing (reproduced with a test that segfaults).
-test: setup browser lint
-	CHROMIUM_PATH="$$(cat $(VENV)/.browser)" $(VPY) -m pytest -n $(JOBS) --dist loadgroup --max-worker-restart=0 -q
+# Everything: every test (engine, course, browser; the real course is built once for the run, in the background,
+# while the first tests run: tests/conftest.py), then the lint. Both run; either failing fails `make test`.
+# --dist load: test by test to whichever worker is free (xdist_group marks are ignored with pytest 9.2 + xdist 3.8).
+# --max-worker-restart=0: a crashed test process fails the run at once instead of hanging the scheduler.
+test: setup browser
+	@status=0; \
+	CHROMIUM_PATH="$$(cat $(VENV)/.browser)" $(VPY) -m pytest -n $(JOBS) --dist load --max-worker-restart=0 -q || status=1; \
+	$(LINT) || status=1; \
+	exit $$status
 
-# Unit and build tests only: no browser, no Playwright (well under a minute once the caches are warm).
-test-fast: setup lint
-	$(VPY) -m pytest -n $(JOBS) -m "not e2e" tests/unit tests/models tests/build tests/course -q
+# The engine's tests and the course's unit tests: no browser, no build of the real course (-m "not shared_build":
+# what reads the run's shared builds), well under a minute once the caches are warm.
+test-fast: setup
+	$(VPY) -m pytest -n $(JOBS) --dist load -q -m "not e2e and not shared_build" tests/engine tests/course
 
-# The architecture contracts of pyproject.toml ([tool.importlinter]): layers, no import cycles.
+# Lint and format (ruff, pinned in pyproject.toml) and the architecture contracts ([tool.importlinter]: layers, no
+# import cycles).
+# Each step runs even when one before it failed; the lint fails if any did.
+LINT = (failed=0; for step in "ruff check ." "ruff format --check ." "lint-imports"; do \
+	  echo "lint: $$step"; $(VENV)/bin/$$step || failed=1; done; exit $$failed)
+
 lint: setup
-	$(VENV)/bin/lint-imports
+	@$(LINT)
 
 serve: setup
 	$(VPY) build.py --serve

@@ -43,3 +43,47 @@ def render_snippet(text: str, **kwargs) -> tuple[str, list[str]]:
     """Return (HTML, ["path:line: message [code]", …]) for a Markdown body (no front matter)."""
     html, problems, _ = render_page(text, **kwargs)
     return html, problems
+
+
+# ------------------------------------------------------------------------------------------------ fixture files
+#
+# A fixture file holds cases in mdit-py-plugins' `read_fixture_file` format: title / `.` / Markdown / `.` / expected /
+# `.`. The expected block is exact: one line `ERROR path:line: message [code]` (or `WARNING …`) per reported problem,
+# in the order the build prints them (a message may span several lines), then the exact HTML. `{known widgets}` in
+# it stands for the names of the course's widget kinds (builder/course.py `Course.widgets`), so no fixture lists them.
+
+
+def canonical(html: str, problems: list[str]) -> str:
+    lines = [f"WARNING {p.replace(': warning: ', ': ', 1)}" if ": warning: " in p else f"ERROR {p}" for p in problems]
+    return ("".join(f"{line}\n" for line in lines) + html).rstrip("\n")
+
+
+def expected_text(expected: str, content_dir: Path) -> str:
+    """A case's expected block with `{known widgets}` spelled out for the course of `content_dir`."""
+    if "{known widgets}" in expected:
+        from builder.course import load_course
+
+        expected = expected.replace("{known widgets}", ", ".join(sorted(load_course(content_dir, ROOT).widgets)))
+    return expected.rstrip("\n")
+
+
+def fixture_params(path: Path, content_dir: Path, prefix: str | None = None) -> list:
+    """One pytest param per case of the fixture file `path`: (source, expected, content_dir)."""
+    import pytest
+    from markdown_it.utils import read_fixture_file
+
+    name = prefix or path.name
+    return [
+        pytest.param(source, expected, content_dir, id=f"{name}:{line + 1}:{title}")
+        for line, title, source, expected in (read_fixture_file(path) if path.is_file() else [])
+    ]
+
+
+def check_fixture_case(source: str, expected: str, content_dir: Path) -> None:
+    """Render the case as a page body of the course of `content_dir` with the tests' cache (a code cell's output is
+    computed once for its code and the runtime, as the build does; a failing cell is never cached, so it runs every
+    time) and compare with the expected block."""
+    from tests.conftest import TEST_CACHE
+
+    html, problems = render_snippet(source, content_dir=content_dir, cache_dir=TEST_CACHE)
+    assert canonical(html, problems) == expected_text(expected, content_dir)

@@ -1,26 +1,35 @@
-"""End-to-end fixtures: the real site, built once per test process, served over http and file://,
-driven by Playwright in a real Chromium.
+"""End-to-end fixtures: the shared builds of the run (tests/conftest.py: the real course, built once per run for
+every worker), served over http (and opened from file:// where the transport is what a test is about), driven by
+Playwright in a real Chromium.
 
-Every `page` fixture fails its test if the page logs a console error, throws, or requests anything
-outside the site (any host other than our 127.0.0.1 server, or anything but file:/blob:/data: URLs).
+Calm by default: every page opens with the course's background-Python switch set before its scripts run
+(`Course.options.noPrefetch`, theme/js/shared/course.js: no Python downloaded or booted ahead of a run), so a test's
+page does not boot Pyodide beside the other test process on a 2-core machine. A test about prefetching opens its page
+with `calm=False`. (`noIdleEditor` is left to the tests about the editor: it loads no Python, and it also keeps the
+editor from coming for stored edits, which tests/e2e/test_cells.py checks it does.)
+
+Every page fixture fails its test if the page logs a console error, throws, or requests anything outside the site
+(any host other than our 127.0.0.1 server, or anything but file:/blob:/data: URLs).
+
+Waits read the state the page exposes (a widget's `data-ready`, a cell's status, a quiz's `data-ready`) through
+Playwright's locators and `expect`, which poll from the test's side. No wait in this file depends on the page
+producing animation frames without a bound (`wait_frames` gives up after 250 ms).
 """
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import http.server
+import json
 import os
 import shutil
-import signal
 import socketserver
 import threading
-import time
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT, build
+from tests.conftest import ROOT, build  # noqa: F401  (build: for the tests that make a small site of their own)
 
 ARTIFACTS = ROOT / "test-artifacts"
 E2E_DIR = Path(__file__).resolve().parent
@@ -50,9 +59,19 @@ CHROMIUM_ARGS = [
     "--disable-quic",
 ]
 # The tests' browser only (not the benchmarks'): a key or wheel scroll lands at once instead of animating over
-# frames, which a loaded headless Chromium may stop producing (ArrowRight on a focused wide formula had not moved it
-# after 5 s at load 7). The tests check where a scroll lands, never how it animates.
+# frames. The tests check where a scroll lands, never how it animates.
 TEST_BROWSER_ARGS = ["--disable-smooth-scrolling"]
+
+# Set before any script of the page runs (an init script): the switches of theme/js/shared/course.js option().
+CALM_OPTIONS = {"noPrefetch": True}
+
+
+def options_script(options: dict) -> str:
+    """An init script that sets `Course.options` (merged with any set before) before the page's own scripts run."""
+    return (
+        "window.Course = Object.assign(window.Course || {}, {options: Object.assign((window.Course || {}).options"
+        f" || {{}}, {json.dumps(options)})}});"
+    )
 
 
 def chromium_executable() -> str | None:
@@ -67,14 +86,6 @@ def chromium_executable() -> str | None:
         if path:
             return path
     return None
-
-
-@pytest.fixture(scope="session")
-def built_site(tmp_path_factory) -> Path:
-    """The real course (content/), built with the Python runtime, into a private folder."""
-    out = tmp_path_factory.mktemp("built") / "site"
-    build(ROOT / "content", out, python_runtime=True)
-    return out
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
@@ -109,6 +120,20 @@ def serve(directory: Path, handler=_QuietHandler):
     return server
 
 
+def overlay(site: Path, dest: Path, pages: dict[str, str]) -> Path:
+    """A folder that is `site` (every entry a symbolic link to the shared build) plus `pages` (name → HTML) of its own:
+    a test that needs a changed page works on this, and the shared build stays as built for every other test."""
+    dest.mkdir(parents=True)
+    for entry in site.iterdir():
+        (dest / entry.name).symlink_to(entry, target_is_directory=entry.is_dir())
+    for name, html in pages.items():
+        target = dest / name
+        if target.is_symlink():
+            target.unlink()
+        target.write_text(html, encoding="utf-8")
+    return dest
+
+
 @pytest.fixture(scope="session")
 def http_base(built_site) -> str:
     server = serve(built_site)
@@ -128,37 +153,10 @@ def file_base(built_site) -> str:
     return built_site.as_uri() + "/"
 
 
-@pytest.fixture(params=["http", "file"])
-def base_url(request, http_base, file_base) -> str:
-    """Each test using this runs twice: over http://127.0.0.1 and over file://."""
-    return http_base if request.param == "http" else file_base
-
-
-# Playwright's wait_for_function re-checks its predicate on requestAnimationFrame unless told otherwise. A headless
-# Chromium under load sometimes stops producing frames for a while, and then a predicate that is already true is
-# never looked at again: CI once waited 300 s for "全部运行完成" after a page's cells had run. Polling on a timer
-# keeps checking without frames; 100 ms is quicker than a test needs to notice. (A test may still pass polling=.)
-WAIT_POLLING_MS = 100
-
-
-def _poll_on_a_timer(wait_for_function):
-    @functools.wraps(wait_for_function)
-    def wrapper(self, expression, *, polling=None, **kwargs):
-        return wait_for_function(self, expression, polling=WAIT_POLLING_MS if polling is None else polling, **kwargs)
-
-    return wrapper
-
-
-def _install_timer_polling() -> None:
-    from playwright.sync_api import Frame, Page
-
-    for cls in (Page, Frame):
-        if not getattr(cls.wait_for_function, "_polls_on_timer", False):
-            cls.wait_for_function = _poll_on_a_timer(cls.wait_for_function)
-            cls.wait_for_function._polls_on_timer = True
-
-
-_install_timer_polling()
+@pytest.fixture
+def base_url(http_base) -> str:
+    """The shared course build over http (file:// only in the tests about the transport: test_file_journeys.py)."""
+    return http_base
 
 
 # For a test that measures or compares every box of a page: lay out all of them, also those the theme renders only
@@ -166,165 +164,16 @@ _install_timer_polling()
 ALL_LAID_OUT_CSS = "* { content-visibility: visible !important; }"
 
 
-class ProbeTimedOut(Exception):
-    """A call into the browser outside any test's time limit took too long (see `bounded`)."""
-
-
-@contextlib.contextmanager
-def bounded(seconds: float):
-    """Raise ProbeTimedOut in the main thread if the block takes longer than `seconds`: for the calls the report hook
-    makes after a test failed, where no time limit applies (pytest-timeout's has ended) and `page.evaluate` has
-    none of its own.  (The sync Playwright API waits in the main thread, where the signal arrives.)  pytest-timeout's
-    own SIGALRM handler and timer are put back afterwards."""
-
-    def expired(signum, frame):
-        raise ProbeTimedOut(f"no answer from the browser in {seconds:g} s")
-
-    started = time.monotonic()
-    previous = signal.signal(signal.SIGALRM, expired)
-    left, _ = signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
-        if left:
-            signal.setitimer(signal.ITIMER_REAL, max(left - (time.monotonic() - started), 0.001))
-
-
-class HeadlessFramesStopped(Exception):
-    """The page stopped producing animation frames (a headless Chromium stall seen under load): IntersectionObserver,
-    requestAnimationFrame and Playwright's own "stable" checks all wait on frames, so the test cannot go on. The
-    only failure `make test` re-runs (once, in a fresh page: `--only-rerun HeadlessFramesStopped`)."""
-
-
-class BrowserHolder:
-    """The test process's Chromium, used like a Playwright Browser (`browser.new_context(…)`): it knows the contexts
-    it opened, so that a failed test can ask whether its pages still paint, and it is relaunched when it has stopped
-    painting altogether (see HeadlessFramesStopped)."""
-
-    def __init__(self, playwright):
-        self._playwright = playwright
-        self._browser = None
-        self._contexts: list = []
-        self.launch()
-
-    def launch(self) -> None:
-        if self._browser is not None:
-            try:
-                self._browser.close()
-            except Exception:  # a wedged browser may not answer: a new one is launched all the same
-                pass
-        self._contexts = []
-        exe = chromium_executable()
-        args = CHROMIUM_ARGS + TEST_BROWSER_ARGS
-        launch = self._playwright.chromium.launch
-        self._browser = launch(executable_path=exe, args=args) if exe else launch(args=args)
-
-    def new_context(self, **options):
-        context = self._browser.new_context(**options)
-        self._contexts.append(context)
-        context.on("close", lambda c: self._contexts.remove(c) if c in self._contexts else None)
-        return context
-
-    @staticmethod
-    def page_paints(page, timeout_ms: int = 5000) -> bool:
-        """Does `page` still get animation frames? (Asked from here, not with wait_for_function: a page whose CSP is
-        in force refuses the `new Function` that one compiles.)"""
-        try:
-            with bounded(2 * timeout_ms / 1000 + 10):
-                return BrowserHolder._frames_come(page, timeout_ms)
-        except Exception:  # ProbeTimedOut, or the page or browser went away
-            return False
-
-    @staticmethod
-    def _frames_come(page, timeout_ms: int) -> bool:
-        try:
-            # Frames first, and no screenshot before them: a screenshot makes the page produce a frame, which
-            # can start a stalled page again, and then the probe would report a stall it had just ended. A page
-            # whose main thread never answers (CI once hung here 40 min after a test had failed) is caught by the
-            # caller's `bounded`.
-            page.evaluate("""() => { window.__paintProbe = false;
-              requestAnimationFrame(() => requestAnimationFrame(() => { window.__paintProbe = true; })); }""")
-            deadline = time.monotonic() + timeout_ms / 1000
-            while time.monotonic() < deadline:
-                if page.evaluate("window.__paintProbe === true"):
-                    return True
-                time.sleep(0.1)
-        except Exception:
-            pass
-        return False
-
-    def forget_contexts(self) -> None:
-        """A new test starts: the contexts opened so far are not its own."""
-        self._contexts = []
-
-    def stalled_pages(self) -> list[str]:
-        """URLs of the open pages of the contexts opened since forget_contexts() that get no animation frames."""
-        return [
-            page.url
-            for context in list(self._contexts)
-            for page in context.pages
-            if not page.is_closed() and not self.page_paints(page)
-        ]
-
-    def paints(self) -> bool:
-        """Does a fresh page of this browser get animation frames?"""
-        try:
-            context = self._browser.new_context()
-            try:
-                page = context.new_page()
-                page.set_content("<p>frames?</p>")
-                return self.page_paints(page)
-            finally:
-                context.close()
-        except Exception:
-            return False
-
-    def close(self) -> None:
-        self._browser.close()
-
-    def __getattr__(self, name):
-        return getattr(self._browser, name)
-
-
-_holder: BrowserHolder | None = None
-
-
 @pytest.fixture(scope="session")
 def browser():
-    global _holder
     from playwright.sync_api import sync_playwright
 
+    exe = chromium_executable()
+    args = CHROMIUM_ARGS + TEST_BROWSER_ARGS
     with sync_playwright() as p:
-        _holder = BrowserHolder(p)
-        yield _holder
-        _holder.close()
-        _holder = None
-
-
-def pytest_runtest_setup(item):
-    if _holder is not None:
-        _holder.forget_contexts()
-
-
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item, call):
-    """A browser test that failed while one of its pages had stopped painting is reported as HeadlessFramesStopped,
-    the one failure that is re-run (Playwright's own waits, e.g. a click's "stable" check, hang on frames too); if the
-    whole browser stopped painting, the re-run gets a new one. A test that failed on pages that still paint failed."""
-    if call.when == "call" and call.excinfo is not None and _holder is not None and item.get_closest_marker("e2e"):
-        stalled = [] if call.excinfo.errisinstance(HeadlessFramesStopped) else _holder.stalled_pages()
-        if stalled:
-            try:
-                raise HeadlessFramesStopped(
-                    f"no animation frames in {', '.join(stalled)} after this failure: {call.excinfo.exconly()}"
-                ) from call.excinfo.value
-            except HeadlessFramesStopped:
-                call.excinfo = pytest.ExceptionInfo.from_current()
-        if call.excinfo.errisinstance(HeadlessFramesStopped) and not _holder.paints():
-            _holder.launch()
-    yield
+        browser = p.chromium.launch(executable_path=exe, args=args) if exe else p.chromium.launch(args=args)
+        yield browser
+        browser.close()
 
 
 class PageWatch:
@@ -359,11 +208,14 @@ class PageWatch:
         assert not self.console_errors, f"console errors: {self.console_errors}"
 
 
-def _open_context(browser, base: str, **context_options):
+def _open_context(browser, base: str, *, calm: bool = True, **context_options):
+    """A fresh context and page on `base`, watched (PageWatch); `calm`: no background Python (CALM_OPTIONS)."""
     # Playwright's wait_for_function compiles its predicate with `new Function`, which the pages' CSP forbids;
     # test_csp.py opens its pages with the policy in force (bypass_csp=False) and checks everything still works.
     context_options.setdefault("bypass_csp", True)
     context = browser.new_context(locale="zh-CN", service_workers="block", **context_options)
+    if calm:
+        context.add_init_script(options_script(CALM_OPTIONS))
     watch = PageWatch([base, "blob:", "data:", "about:"] + (["file://"] if base.startswith("file:") else []))
     context.on("request", watch.on_request)
     page = context.new_page()
@@ -381,20 +233,31 @@ def _close_and_check(context, page) -> None:
     watch.assert_clean()
 
 
+DESKTOP = {"viewport": {"width": 1280, "height": 800}}
+PHONE = {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True}
+
+
 @pytest.fixture
 def page(browser, base_url):
-    """A fresh desktop page (1280×800); asserts at teardown that nothing unclean happened."""
-    context, page = _open_context(browser, base_url, viewport={"width": 1280, "height": 800})
+    """A fresh, calm desktop page (1280×800) on the shared build over http; asserts at teardown that nothing unclean
+    happened."""
+    context, page = _open_context(browser, base_url, **DESKTOP)
     yield page
     _close_and_check(context, page)
 
 
 @pytest.fixture
 def mobile_page(browser, base_url):
-    """A fresh phone-sized page (390×844, touch); same checks as `page`."""
-    context, page = _open_context(
-        browser, base_url, viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True
-    )
+    """A fresh, calm phone-sized page (390×844, touch); same checks as `page`."""
+    context, page = _open_context(browser, base_url, **PHONE)
+    yield page
+    _close_and_check(context, page)
+
+
+@pytest.fixture
+def file_page(browser, file_base):
+    """A fresh, calm desktop page on the shared build opened from disk (file://): for the tests about the transport."""
+    context, page = _open_context(browser, file_base, **DESKTOP)
     yield page
     _close_and_check(context, page)
 
@@ -405,9 +268,8 @@ def artifact(name: str) -> Path:
 
 
 FRAMES_JS = """() => new Promise((resolve) => {
-  // Two animation frames, or 250 ms if none comes: headless Chromium can stop producing frames under load, and an
-  // evaluate() waiting on requestAnimationFrame alone then never returns (a full run hung here until pytest-timeout).
-  // Resolves true when the frames came.
+  // Two animation frames (a ResizeObserver's or a media query's listeners run in a frame), bounded: after 250 ms
+  // without them it resolves anyway (false), so no test ever waits on frames alone.
   let done = false;
   const end = (painted) => { if (!done) { done = true; resolve(painted); } };
   requestAnimationFrame(() => requestAnimationFrame(() => end(true)));
@@ -416,90 +278,63 @@ FRAMES_JS = """() => new Promise((resolve) => {
 
 
 def wait_frames(page) -> None:
-    """Let the page lay out and paint (two frames, bounded: FRAMES_JS)."""
+    """Let the page lay out and paint: two frames, or 250 ms (FRAMES_JS)."""
     page.evaluate(FRAMES_JS)
 
 
-# How long read_through waits, in all, for one widget near the view to mount, and for frames to come back.
-WIDGET_PATIENCE_MS = 8000
-FRAME_PATIENCE_MS = 10000
-READ_THROUGH_LIMIT_S = 180  # a few seconds normally; minutes only if every widget used up its patience
-
-
-def read_through(page) -> None:
-    """Scroll the page from top to bottom half a screen at a time, as a reader does, and back to the top: every
-    section is rendered once (content-visibility: auto, theme/css/base.css), and every widget's script is loaded
-    a screen before its widget comes into view (theme/js/site/lazy-widgets.js). Like a reader, who spends seconds
-    on a screen, it moves on once the widgets within a screen of the view have mounted: a loaded machine must not
-    make the scroll outrun the scripts, or a test sees shifts no reader would.
-
-    Bounded: a widget that has not mounted after WIDGET_PATIENCE_MS of waiting in all is no longer waited for (the
-    caller's own checks then name it), and frames missing for FRAME_PATIENCE_MS raise HeadlessFramesStopped
-    instead of scrolling on for many minutes (a CI run hung 15 min here)."""
-    # bounded from here too: in-page timers bound the scroll, but a renderer that stops answering never returns the
-    # evaluate (a clean-clone run waited here 5 min, until its worker was sent pytest-timeout's signal by hand)
-    result = evaluate_or_stalled(
-        page,
-        """async ([widgetPatience, framePatience]) => {
-      const frames = """
-        + FRAMES_JS
-        + """;
-      const waited = new Map(); // widget → ms spent waiting for it
-      let lastFrame = performance.now();
-      const pending = () => [...document.querySelectorAll('.widget[data-widget]')].filter((w) => {
-        if (w.dataset.ready || (waited.get(w) || 0) >= widgetPatience) return false;
-        const r = w.getBoundingClientRect();
-        return r.bottom > -innerHeight && r.top < 2 * innerHeight;
-      });
-      const paint = async () => {
-        if (await frames()) lastFrame = performance.now();
-        return performance.now() - lastFrame < framePatience;
-      };
-      const settled = async () => {
-        for (let near = pending(); near.length; near = pending()) {
-          const t = performance.now();
-          await new Promise((r) => setTimeout(r, 50));
-          for (const w of near) waited.set(w, (waited.get(w) || 0) + performance.now() - t);
-        }
-      };
-      const step = Math.max(innerHeight / 2, 200);
-      for (let y = 0, i = 0; y < document.documentElement.scrollHeight && i < 2000; y += step, i++) {
-        window.scrollTo(0, y);
-        if (!(await paint())) return {stalled: y};
-        if (i > 0) await settled();  // before the first scroll, widgets below the view wait for the reader to start
-      }
-      window.scrollTo(0, 0);
-      await frames();
-      return {stalled: null};
-    }""",
-        [WIDGET_PATIENCE_MS, FRAME_PATIENCE_MS],
-        seconds=READ_THROUGH_LIMIT_S,
-    )
-    if result["stalled"] is not None:
-        raise HeadlessFramesStopped(
-            f"{page.url}: no animation frame for {FRAME_PATIENCE_MS / 1000:.0f} s "
-            f"(scrolled to {result['stalled']:.0f} px)"
-        )
-
-
 def evaluate_or_stalled(page, expression: str, arg=None, seconds: float = 60):
-    """`page.evaluate` (which has no timeout of its own) that gives up after `seconds` with HeadlessFramesStopped, the
-    failure that is re-run: in CI a contrast check's evaluate (canvas read-backs) once waited until pytest-timeout's
-    15 minutes on a page that had stopped painting."""
-    try:
-        with bounded(seconds):
-            return page.evaluate(expression, arg)
-    except ProbeTimedOut as exc:
-        raise HeadlessFramesStopped(f"{page.url}: no answer to an evaluate in {seconds:g} s") from exc
+    """`page.evaluate`. (The name is what tests/e2e/test_plots.py imports; it used to raise a re-run exception after
+    `seconds`. A page that never answers is now stopped by pytest-timeout, which names the test.)"""
+    return page.evaluate(expression, arg)
 
 
-def mount_all_widgets(page) -> None:
-    """Bring every widget near the viewport (lazy widget kinds mount only then: theme/js/site/lazy-widgets.js) and
-    wait until each has mounted."""
-    read_through(page)
-    for widget in page.locator(".widget[data-widget]").all():
-        widget.scroll_into_view_if_needed()
-    page.wait_for_function(
-        "[...document.querySelectorAll('.widget[data-widget]')].every(w => w.dataset.ready === 'true')"
-    )
-    evaluate_or_stalled(page, "window.scrollTo(0, 0)")
+WIDGETS = ".widget[data-widget]"  # the author's widgets and those a cell showed at build time (.cell-widget)
+# A widget kind's script loads when one of its widgets nears the view or gets the keyboard focus
+# (theme/js/site/near-view.js): a focusin on each root is the explicit way to ask for all of them, without
+# scrolling and without waiting for an IntersectionObserver's frame.
+LOAD_ALL_WIDGETS_JS = """sel => { for (const w of document.querySelectorAll(sel))
+  w.dispatchEvent(new FocusEvent('focusin', {bubbles: true})); return document.querySelectorAll(sel).length; }"""
+
+
+def wait_widgets_ready(page, selector: str = WIDGETS, timeout: float = 30_000) -> int:
+    """Wait until every widget matching `selector` says `data-ready="true"` (set by theme/js/widgets/index.js once
+    it has drawn); returns how many there are."""
+    from playwright.sync_api import expect
+
+    widgets = page.locator(selector)
+    n = widgets.count()
+    for i in range(n):
+        expect(widgets.nth(i)).to_have_attribute("data-ready", "true", timeout=timeout)
+    return n
+
+
+def mount_all_widgets(page) -> int:
+    """Load every widget kind of the page and wait until each widget has drawn (`data-ready`); the page stays at the
+    top. Returns the number of widgets."""
+    page.evaluate(LOAD_ALL_WIDGETS_JS, WIDGETS)
+    return wait_widgets_ready(page)
+
+
+def read_through(page, patience_ms: int = 8000) -> None:
+    """Scroll the page from top to bottom half a screen at a time, as a reader does, and back to the top: every
+    section is rendered once (content-visibility: auto) and every widget's script is loaded as its widget nears the
+    view (theme/js/site/lazy-widgets.js). Like a reader, it moves on once the widgets within a screen of the view
+    have drawn (their `data-ready`), or after `patience_ms` for one screen (the caller's checks then name it).
+    Each step is a short evaluate of its own; nothing waits on animation frames."""
+    height = page.evaluate("document.documentElement.scrollHeight")
+    step = max(page.evaluate("innerHeight") / 2, 200)
+    settled = """() => [...document.querySelectorAll('.widget[data-widget]')].every((w) => {
+      const r = w.getBoundingClientRect();
+      return w.dataset.ready || r.bottom <= -innerHeight || r.top >= 2 * innerHeight;
+    })"""
+    y = 0
+    while y < height:
+        page.evaluate("y => window.scrollTo(0, y)", y)
+        if y > 0:  # before the first scroll, widgets below the view wait for the reader to start
+            try:  # polled on a timer (polling=50), not on frames
+                page.wait_for_function(settled, polling=50, timeout=patience_ms)
+            except Exception:  # noqa: BLE001 - the caller's own checks name a widget that never drew
+                pass
+        y += step
+        height = page.evaluate("document.documentElement.scrollHeight")
+    page.evaluate("window.scrollTo(0, 0)")

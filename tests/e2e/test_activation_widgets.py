@@ -1,4 +1,4 @@
-"""The activation explainer's widgets in Chromium over http and file://: overlay toggles, the point moved by keyboard
+"""The activation explainer's widgets in Chromium: overlay toggles, the point moved by keyboard
 and by pointer, its readout compared with the NumPy reference samples the build embedded (and the widget's own
 formulas with attention_core at many points), the two-layer demo and the real model's gates."""
 
@@ -63,7 +63,7 @@ def test_activation_plot_overlay_toggle_and_keyboard_readout_match_numpy(page):
     assert body.locator(".act-panel-g path.act-line").count() == 5
 
     # Keyboard: Home goes to −4, then 0.1 per arrow press to every reference x; the readout is the build's NumPy
-    # sample (embedded by builder/widgets/activation_plot.py) to 4 decimals, and attention_core agrees.
+    # sample (embedded by attention_course/widgets/activation_plot/widget.py) to 4 decimals, and attention_core agrees.
     plot.focus()
     plot.press("Home")
     assert plot.get_attribute("aria-valuenow") == "-4"

@@ -1,4 +1,4 @@
-"""Layout stability (issue 7: CLS = 0), over http and file://.
+"""Layout stability (issue 7: CLS = 0), over http (from disk: test_file_journeys.py checks the preloads too).
 
 The one cause of layout shift found on the course's pages is KaTeX's fonts arriving after the first paint
 (a formula laid out with a fallback font re-flows when its own font arrives). The fix: each page preloads
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import ROOT, build
+from tests.conftest import build
 from tests.e2e.conftest import _close_and_check, _open_context, serve
 
 pytestmark = pytest.mark.e2e
@@ -113,7 +113,7 @@ $$
 只在这里用到的字体 $\mathfrak{g}$
 
 </details>
-"""
+"""  # noqa: E501 (a line of prose with many formulas)
 # Only a subscript: the one character drawn with KaTeX_Main is the zero-width space KaTeX puts in its
 # vertical lists, and Chromium still fetches the font for it.
 SUBSCRIPT_PAGE = "---\ntitle: 下标\nkind: explainer\n---\n只有下标 $x_i$。\n"
@@ -128,15 +128,14 @@ def faces_site(tmp_path_factory):
     (content / "faces.md").write_text(FACES_PAGE, encoding="utf-8")
     (content / "subscript.md").write_text(SUBSCRIPT_PAGE, encoding="utf-8")
     out = content.parent / "site"
-    build(content, out, cache_dir=ROOT / ".cache")
+    build(content, out)  # the tests' cache (.test-cache), never the developer's .cache
     server = serve(out)
     yield {"http": f"http://127.0.0.1:{server.server_address[1]}/", "file": out.as_uri() + "/"}
     server.shutdown()
 
 
-@pytest.mark.parametrize("scheme", ["http", "file"])
-def test_the_build_predicts_chromium_font_requests_for_all_kinds_of_formulas(browser, faces_site, scheme):
-    base = faces_site[scheme]
+def test_the_build_predicts_chromium_font_requests_for_all_kinds_of_formulas(browser, faces_site):
+    base = faces_site["http"]
     context, page = _open_context(browser, base, viewport={"width": 1280, "height": 800})
     try:
         requested, preloaded = font_requests_after(page, base + "faces.html")

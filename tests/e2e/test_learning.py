@@ -1,4 +1,4 @@
-"""Learning features in a real Chromium, over http and file://: quizzes, course progress, search, reading aids.
+"""Learning features in a real Chromium: quizzes, course progress, search, reading aids.
 
 Expected values come from the authored content (the quiz YAML, the page front matter) and from the built
 HTML, never from the implementation under test.
@@ -131,7 +131,6 @@ def test_quiz_feedback_retry_and_keyboard_only(page):
     assert "正确" in options.nth(right).locator(".quiz-feedback").inner_text()
     assert root.locator("details.quiz-explanation").get_attribute("open") is not None  # explanation earned
     assert not root.locator(".quiz-reveal").is_visible()
-    root.screenshot(path=artifact(f"quiz-answered-{'file' if page.base.startswith('file') else 'http'}.png"))
 
     # The answer is remembered: after a reload the quiz shows the same answered state.
     page.reload()
@@ -232,7 +231,6 @@ def test_progress_cards_continue_link_and_reset(page):
     assert card_state(page, second) == "已完成"
     done = sum(1 for slug, _ in order if card_state(page, slug) == "已完成")
     assert page.locator("[data-progress-summary]").inner_text() == f"已完成 {done} / {len(order)} 篇"
-    page.screenshot(path=artifact(f"progress-index-{'file' if page.base.startswith('file') else 'http'}.png"))
 
     # Reset asks first; 取消 keeps everything, 确定重置 clears it (also after a reload).
     page.get_by_role("button", name="重置学习进度").click()
@@ -384,9 +382,10 @@ def test_latin_search_focus_trap_escape_and_latency(page, built_site):
 
 def test_print_shows_fallbacks_and_answers_and_hides_chrome(page):
     page.goto(page.base + "module-05-attention.html")
-    page.wait_for_function(
-        "[...document.querySelectorAll('.widget[data-widget]')].filter((w) => !(w.dataset.widget in JSON.parse(document.getElementById('lazy-widget-scripts')?.textContent || '{}'))).every((w) => w.dataset.ready)"
-    )  # lazy kinds mount when they near the viewport
+    # the widgets of the kinds loaded with the page (lazy kinds mount when they near the view)
+    eager = """[...document.querySelectorAll('.widget[data-widget]')].filter((w) => !(w.dataset.widget in
+      JSON.parse(document.getElementById('lazy-widget-scripts')?.textContent || '{}'))).every((w) => w.dataset.ready)"""
+    page.wait_for_function(eager, polling=50)
     assert page.locator(".site-header").is_visible()
     # Reading progress: 0 at the top, full at the bottom, drawn with a transform (no layout change).
     bar = page.locator(".reading-progress span")
@@ -416,7 +415,6 @@ def test_print_shows_fallbacks_and_answers_and_hides_chrome(page):
     explanation = page.locator(".quiz-explanation-text").first
     assert explanation.is_visible()  # <details> print open, though closed on screen
     assert not page.locator(".quiz-submit").first.is_visible()
-    page.locator(".widget").first.screenshot(path=artifact("print-widget-fallback.png"))
 
 
 def test_phone_layout_search_and_progress_fit_390px(mobile_page):
@@ -430,4 +428,3 @@ def test_phone_layout_search_and_progress_fit_390px(mobile_page):
     box = page.locator(".search-dialog").bounding_box()
     assert box["x"] >= 0 and box["x"] + box["width"] <= 390
     assert page.evaluate("document.documentElement.scrollWidth") <= 390
-    page.screenshot(path=artifact(f"search-mobile-{'file' if page.base.startswith('file') else 'http'}.png"))

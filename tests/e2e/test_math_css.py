@@ -9,14 +9,15 @@ import pytest
 
 from builder.katex.compact import STYLE_CLASSES
 from tests.conftest import ROOT
-from tests.e2e.conftest import ALL_LAID_OUT_CSS
+from tests.e2e.conftest import ALL_LAID_OUT_CSS, mount_all_widgets
 
 pytestmark = pytest.mark.e2e
 
 FULL_CSS = (ROOT / "node_modules" / "katex" / "dist" / "katex.min.css").read_text(encoding="utf-8")
 
 # Resolved values (width, height, …) depend on layout, so both snapshots are taken with the fonts loaded.
-COMPUTED = """async () => { await document.fonts.ready; return Array.from(document.querySelectorAll('.katex, .katex *'), (el) => {
+COMPUTED = """async () => { await document.fonts.ready;
+return Array.from(document.querySelectorAll('.katex, .katex *'), (el) => {
   const cs = getComputedStyle(el);
   const out = [];
   for (let i = 0; i < cs.length; i++) out.push(cs[i] + ':' + cs.getPropertyValue(cs[i]));
@@ -54,9 +55,9 @@ def test_pruned_katex_css_styles_every_formula_element_like_the_full_stylesheet(
     full = page.evaluate(COMPUTED)
     assert len(full) == len(shipped)
     differing = [i for i, (a, b) in enumerate(zip(shipped, full)) if a != b]
-    assert not differing, (
-        f"{len(differing)} elements styled differently, e.g. {set(shipped[differing[0]].split(';')) ^ set(full[differing[0]].split(';'))}"
-    )
+    if differing:
+        first = set(shipped[differing[0]].split(";")) ^ set(full[differing[0]].split(";"))
+        raise AssertionError(f"{len(differing)} elements styled differently, e.g. {first}")
 
 
 FONTS = ROOT / "node_modules" / "katex" / "dist" / "fonts"
@@ -82,11 +83,8 @@ def test_subset_fonts_draw_every_formula_pixel_for_pixel_like_katex_fonts(browse
         # auto) asks for its fonts then, and could be captured before they are in
         page.add_style_tag(content=ALL_LAID_OUT_CSS)
         page.evaluate("document.fonts.ready")
-        # widget scripts load when their widget nears the viewport: let every one mount, so no formula moves while
-        # it is captured
-        for widget in page.locator(".widget[data-widget]").all():
-            widget.scroll_into_view_if_needed()
-        page.wait_for_function("[...document.querySelectorAll('.widget[data-widget]')].every((w) => w.dataset.ready)")
+        # every widget mounted first, so no formula moves while it is captured
+        mount_all_widgets(page)
         formulas = page.locator(".math-display")
         assert formulas.count() >= 5
         shots.append(

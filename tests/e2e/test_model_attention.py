@@ -1,4 +1,4 @@
-"""The real model's attention in Chromium, over http and file://: the side-by-side shows the same *it* row in both
+"""The real model's attention in Chromium: the side-by-side shows the same *it* row in both
 sentences, every control of the explorer changes the grid to the numbers the build computed (checked against
 attention_course.smollm2 here), the full data loads only on first interaction, and the gallery shows its four heads."""
 
@@ -10,7 +10,6 @@ from attention_core.models.sentences import get_sentence
 from attention_course import smollm2 as real_model
 from builder.model import BuildOptions
 from tests.conftest import ROOT, TEST_CACHE
-from tests.e2e.conftest import artifact
 
 pytestmark = pytest.mark.e2e
 
@@ -104,7 +103,6 @@ def test_explorer_sentence_layer_head_average_row_bars_and_keyboard(page):
     page.keyboard.press("ArrowDown")
     assert page.evaluate("[document.activeElement.dataset.row, document.activeElement.dataset.col]") == ["3", "1"]
     assert explorer.locator('td[tabindex="0"]').count() == 1
-    explorer.locator("xpath=..").screenshot(path=str(artifact(f"widget-model-attention-{page.base[:4]}.png")))
 
 
 def test_gallery_shows_the_best_head_of_each_pattern(page):

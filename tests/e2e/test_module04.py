@@ -1,4 +1,4 @@
-"""Module 04 in Chromium, over http and file://: the bigram widget (a click or the arrow keys show a character's
+"""Module 04 in Chromium: the bigram widget (a click or the arrow keys show a character's
 next-character distribution, the numbers the build computed; the sampler writes exactly the poem a Python port of
 its seeded generator writes from the same table, at two temperatures) and a code cell run in the browser."""
 
@@ -8,8 +8,6 @@ import json
 import re
 
 import pytest
-
-from tests.e2e.conftest import _close_and_check, _open_context, artifact
 
 pytestmark = pytest.mark.e2e
 
@@ -80,7 +78,7 @@ def test_click_and_keys_show_a_characters_next_distribution(page):
 
 
 def mulberry32(seed: int):
-    """theme/js/widgets/bigram.js mulberry32, step for step in 32-bit arithmetic."""
+    """attention_course/widgets/bigram/widget.js mulberry32, step for step in 32-bit arithmetic."""
     a = seed & 0xFFFFFFFF
 
     def imul(x: int, y: int) -> int:
@@ -153,20 +151,10 @@ def test_sampler_writes_the_seeded_poem_at_each_temperature(page, built_site):
         .text_content()
         .startswith(f"验证集困惑度：二元模型 {data['quotes']['bigram_held_ppl']}")
     )
-    page.screenshot(path=str(artifact(f"module04-bigram-{page.base[:4]}.png")), full_page=False)
 
 
-@pytest.fixture(params=["http", "file"])
-def cell_page(request, browser, http_base, file_base):
-    base = http_base if request.param == "http" else file_base
-    context, page = _open_context(browser, base, viewport={"width": 1280, "height": 900})
-    page.goto(base + PAGE)
-    yield page
-    _close_and_check(context, page)
-
-
-def test_the_count_matrix_cell_runs_in_the_browser(cell_page):
-    page = cell_page
+def test_the_count_matrix_cell_runs_in_the_browser(page):
+    page.goto(page.base + PAGE)
     cell = "#cell-bigram-counts"
     built = page.text_content(f"{cell} .cell-log")
     assert "词表大小" in built and "“山”后面最可能的字" in built

@@ -1,4 +1,4 @@
-"""Module 06 in a real Chromium, over http and file://: the positional-encoding, param-count and next-token
+"""Module 06 in a real Chromium: the positional-encoding, param-count and next-token
 widgets (numbers checked against attention_core and the cached real-model runs), the tiny decoder cell run in the
 browser's Python, and the index's learning path with progress."""
 
@@ -14,7 +14,6 @@ from attention_course import smollm2 as real_model
 from attention_course.widgets.next_token.widget import DEFAULT_PROMPTS, TEMPERATURES, percent1, shown_token
 from builder.model import BuildOptions
 from tests.conftest import ROOT
-from tests.e2e.conftest import artifact
 
 pytestmark = pytest.mark.e2e
 PAGE = "module-06-transformer.html"
@@ -108,7 +107,6 @@ def test_logit_lens_rows_and_prompt_switch(page, runs):
     root.get_by_role("button", name=DEFAULT_PROMPTS[1]).click()
     other = runs[DEFAULT_PROMPTS[1]]
     assert [int(x) for x in rows.locator("td:nth-child(4)").all_inner_texts()] == other.answer_rank
-    root.screenshot(path=str(artifact("widget-logit-lens.png")))
 
 
 def test_tiny_decoder_cell_runs_in_the_browser_like_the_build(page):

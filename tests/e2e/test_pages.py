@@ -1,5 +1,5 @@
-"""Every page of the real course in Chromium, over http and file://: loads cleanly, math typeset,
-navigation works, screenshots at desktop and phone widths."""
+"""Every page of the real course in Chromium: loads cleanly, math typeset, navigation works. (Over file://:
+test_file_journeys.py; the screenshots at desktop and phone widths: test_screenshots.py.)"""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from tests.conftest import ROOT
-from tests.e2e.conftest import ALL_LAID_OUT_CSS, artifact
+from tests.e2e.conftest import ALL_LAID_OUT_CSS
 
 pytestmark = pytest.mark.e2e
 
@@ -59,19 +59,6 @@ def test_page_loads_with_all_math_typeset(page, slug):
         # section with one nears the viewport (content-visibility: auto)
         page.add_style_tag(content=ALL_LAID_OUT_CSS)
         page.wait_for_function("[...document.fonts].some(f => f.family.includes('KaTeX') && f.status === 'loaded')")
-
-
-@pytest.mark.parametrize("slug", PAGES)
-def test_screenshots_desktop_and_phone(browser, page, mobile_page, slug):
-    """No sideways overflow over either transport; the full-page screenshots (for people to look at: the pages are
-    the same files either way) are taken over http."""
-    for p, width in ((page, 1280), (mobile_page, 390)):
-        p.goto(p.base + f"{slug}.html")
-        p.wait_for_load_state("load")
-        overflow = p.evaluate("document.documentElement.scrollWidth - window.innerWidth")
-        assert overflow <= 0, f"{slug} overflows horizontally by {overflow}px at {width}px"
-        if p.base.startswith("http"):
-            p.screenshot(path=str(artifact(f"{slug}-{width}.png")), full_page=True)
 
 
 def test_index_prev_next_navigation(page):

@@ -13,7 +13,7 @@ from builder.model import BuildOptions
 from builder.serve import DevServer
 from builder.zipsite import ZIP_NAME, zip_site
 from tests.conftest import ROOT
-from tests.e2e.conftest import _close_and_check, _open_context, artifact
+from tests.e2e.conftest import _close_and_check, _open_context
 
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("publish")]
 RUNTIME_TIMEOUT = 120_000  # Pyodide start-up from file:// on a slow CI machine
@@ -64,7 +64,6 @@ def test_offline_zip_works_from_disk(browser, unzipped):
         buttons.nth(buttons.count() - 1).scroll_into_view_if_needed()
         buttons.nth(buttons.count() - 1).press("Enter")  # keyboard use of the widget
         page.wait_for_function("([el, text]) => el.innerText !== text", arg=[widget.element_handle(), before])
-        page.screenshot(path=str(artifact("publish-offline-explainer.png")))
     finally:
         _close_and_check(context, page)
 
@@ -138,7 +137,6 @@ def test_authoring_server_overlay_shows_problems_and_clears_on_fix(browser, dev_
         assert "构建失败" in text and re.search(r"a\.md:6: .*\\frac\{a", text), text
         assert overlay.locator("img").count() == 0  # problems are shown as text
         assert page.evaluate("window.__marker") == 1  # the old page stays, with the overlay on top
-        page.screenshot(path=str(artifact(f"publish-overlay-{scheme}-{width}.png")))
 
         page_md.write_text(good.replace("原来的文字", "修好了"), encoding="utf-8")
         page.wait_for_function("() => window.__marker === undefined && document.body.textContent.includes('修好了')")

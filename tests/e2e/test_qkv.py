@@ -1,4 +1,4 @@
-"""The three widgets of qkv-explained.html in Chromium over http and file://: the live maths of qkv-projection
+"""The three widgets of qkv-explained.html in Chromium: the live maths of qkv-projection
 against attention_core at slider positions the test moves to (keyboard and pointer), the real queries and keys of
 qk-vectors (keys stay put across the query heads that share them), the KV-cache calculator against hand sums,
 and the page at 390 px."""

@@ -1,4 +1,4 @@
-"""transformer-explained in Chromium, over http and file://: the `transformer-flow` diagram steps through every stage
+"""transformer-explained in Chromium: the `transformer-flow` diagram steps through every stage
 by button, click and keyboard, announcing each stage's shapes as the build computed them; the `generation-tree`
 widget appends the tokens the reader, greedy decoding and sampling pick, shows the next real distribution (checked
 against attention_course.smollm2 here), loads its tree only on first interaction, and says so when a pick leaves it."""
@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import pytest
 
-from builder import real_model
+from attention_course import smollm2 as real_model
+from attention_course.widgets.generation_tree import widget as generation_tree
+from attention_course.widgets.generation_tree.widget import with_tail
 from builder.model import BuildOptions
-from builder.widgets import generation_tree
 from builder.widgets.fallback import percent_row
-from builder.widgets.generation_tree import with_tail
 from tests.conftest import ROOT, TEST_CACHE
 
 pytestmark = pytest.mark.e2e

@@ -1,0 +1,15 @@
+"""The attention course's widget folders, each through its fixture.md (tests/widget_fixtures.py): found as the build
+finds them, rendered as a page of the course without a problem — the model-backed kinds with the real model's
+(cached) results, the poems' kinds with the corpus'. (The browser half: tests/e2e/test_widget_fixtures.py.)"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import CONTENT
+from tests.widget_fixtures import check_fixture_renders, fixture_params
+
+
+@pytest.mark.parametrize("kind,folder", fixture_params(CONTENT))
+def test_the_fixture_renders(kind, folder):
+    check_fixture_renders(CONTENT, kind, folder)

@@ -1,0 +1,16 @@
+"""Fixtures of the engine tests (the shared ones are in tests/conftest.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture
+def previous_site(tmp_path: Path) -> Path:
+    """An existing site/ that a failed build must not touch."""
+    out = tmp_path / "site"
+    out.mkdir()
+    (out / "index.html").write_text("previous build", encoding="utf-8")
+    return out

@@ -337,13 +337,13 @@ def _page_kinds(data: dict, rel: str, line: int, problems: Problems) -> tuple[Pa
 def _check_kind(page: SourcePage, site: SiteSource, problems: Problems) -> None:
     """A page's kind is `index` or one site.yml declares; a page of a numbered kind has its number (`module:`)."""
     lines = page.meta["_lines"]
-    if "kind" not in page.meta:
-        if len(site.kinds) == 1:
-            page.meta["kind"] = site.kinds[0].name
-        else:
+    if "kind" not in page.meta:  # the first kind that is not numbered: a page of its own, not a step of a path
+        default = next((k for k in site.kinds if not k.numbered), None)
+        if default is None:
             names = ", ".join(k.name for k in site.kinds)
             problems.add(Code.FRONT_MATTER, page.rel, 1, f"front matter needs `kind:` (one of index, {names})")
-            page.meta["kind"] = site.kinds[-1].name
+            default = site.kinds[0]
+        page.meta["kind"] = default.name
         return
     kind = page.meta["kind"]
     if kind == "index":
@@ -439,7 +439,7 @@ def load_site(content_dir: Path, root: Path, problems: Problems) -> SiteSource:
                             PlannedPage(
                                 entry["slug"],
                                 entry["title"],
-                                entry.get("kind", kinds[-1].name),
+                                entry.get("kind", next((k.name for k in kinds if not k.numbered), kinds[0].name)),
                                 entry.get("module"),
                                 entry.get("summary"),
                             )

@@ -69,6 +69,7 @@ def build(
 
 SITE_YML = (
     "series: 测试系列\ntitle: 测试课程\n{course}"
+    "kinds:\n  module: {{title: 课程模块, label: 模块, numbered: true}}\n  explainer: {{title: 图解专题}}\n"
     "planned:\n  - {{slug: coming, title: 即将推出的页面, kind: explainer}}\n"
 )
 

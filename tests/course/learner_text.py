@@ -210,12 +210,12 @@ def js_strings(source: str) -> list[tuple[int, str]]:
     return found
 
 
-TEMPLATES = sorted((ROOT / "theme" / "templates").rglob("*.html"))
+TEMPLATES = sorted((ROOT / "theme" / "templates").rglob("*.html")) + [ROOT / "theme" / "strings.yml"]
 
 
 def code_texts() -> list[tuple[str, str]]:
     """("path:line", text) of every string literal with a Chinese character in CODE_FILES, and of every line with
-    one in the page templates (theme/templates)."""
+    one in the page templates (theme/templates) and the theme's words (theme/strings.yml)."""
     texts = []
     for path in CODE_FILES:
         source = path.read_text(encoding="utf-8")

@@ -17,7 +17,6 @@ from tests.plugin_harness import render_snippet
 DATA_RE = re.compile(r'<script type="application/json" class="widget-data">(.*?)</script>', re.S)
 
 
-
 def embedded(source: str) -> dict:
     html, problems = render_snippet(source)
     assert problems == []

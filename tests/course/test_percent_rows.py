@@ -20,7 +20,6 @@ DATA_RE = re.compile(r'<script type="application/json" class="widget-data">(.*?)
 BLOCK_RE = re.compile(r"```\{widget\} ([a-z-]+)\n(.*?)```", re.S)
 
 
-
 def widget_blocks() -> list[tuple[str, str]]:
     """Every widget block of the course, plus every widget kind with its defaults."""
     blocks = [
@@ -110,8 +109,10 @@ def test_every_row_of_every_widget_sums_to_100(name: str, body: str) -> None:
         shown = percent_row(row)
         assert sum(shown) == 100, (row, shown)
         assert all(abs(p - 100 * w) < 1 for p, w in zip(shown, row))
-    # The static fallback: every heat-table row and every bar list.
-    for table in re.findall(r'<table class="heat-table heat-static.*?</table>', html, re.S) * (name != "bigram"):
+    # The static fallback: every heat-table row of weights (a table of scores says `heat-scores`, e.g. the head
+    # gallery's) and every bar list.
+    tables = re.findall(r'<table class="heat-table heat-static(?! heat-scores).*?</table>', html, re.S)
+    for table in tables * (name != "bigram"):
         for tr in re.findall(r"<tbody>(.*?)</tbody>", table, re.S)[0].split("</tr>")[:-1]:
             cells = re.findall(r"<td(?![^>]*heat-sum)[^>]*>([^<]*)</td>", tr)
             assert sum(0 if c in ("—", "") else int(c) for c in cells) == 100, tr  # "": a masked run (colspan)

@@ -146,7 +146,7 @@ def test_the_code_scan_sees_what_the_widgets_show() -> None:
     assert any("网页生成时用 NumPy 预先算好" in t for w, t in CODE_TEXTS if "sentences.py" in w)
     assert any(t.startswith("logit 透镜：“") for w, t in CODE_TEXTS if w.startswith("attention_course/widgets/next"))
     assert "预先算好的输出" in texts.values()  # theme/js/cells/output.js
-    assert any(w.startswith("theme/templates/") for w in texts)
+    assert any(w.startswith("theme/strings.yml") for w in texts)  # the templates' words
     assert "max(0, h)" not in texts.values()  # no Chinese, not a learner's sentence by this rule: left out
     assert any("（负数被截成 0）" == t for t in texts.values())  # a string inside a template's ${…}
     assert len({w.rsplit(":", 1)[0] for w in texts}) > 40 and all(p.is_file() for p in CODE_FILES)

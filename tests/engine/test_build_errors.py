@@ -57,8 +57,25 @@ def test_bad_kind_and_missing_front_matter(make_content, previous_site):
     make_content("a.md", "---\ntitle: A\nkind: lesson\n---\n")
     make_content("b.md", "# 没有 front matter\n")
     problems = problems_of(make_content.dir, previous_site)
-    assert any(":3: front-matter key 'kind' must be one of index, module, explainer" in p for p in problems)
+    assert any(
+        ":3: unknown page kind 'lesson' (index, or a kind content/site.yml declares: module, explainer)" in p
+        for p in problems
+    )
     assert any(p.startswith(rel(make_content.dir, "b.md") + ":1: missing front matter") for p in problems)
+
+
+def test_a_numbered_kind_needs_its_number_and_only_it_has_one(make_content, previous_site):
+    make_content("a.md", "---\ntitle: A\nkind: module\n---\n")
+    make_content("b.md", "---\ntitle: B\nkind: explainer\nmodule: 3\n---\n")
+    problems = problems_of(make_content.dir, previous_site)
+    assert (
+        f"{rel(make_content.dir, 'a.md')}:3: a 'module' page has a number: add `module: <n>` to its front matter"
+        in (" ".join(problems))
+    )
+    assert any(
+        p.startswith(f"{rel(make_content.dir, 'b.md')}:4: `module:` numbers pages of a numbered kind") for p in problems
+    )
+    assert_untouched(previous_site)
 
 
 def test_duplicate_slug(make_content, previous_site):

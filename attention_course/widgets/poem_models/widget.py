@@ -294,7 +294,7 @@ def _heads_html(d: dict) -> str:
         cards.append(
             f'<figure class="pm-card" data-pattern="{name}"><figcaption><strong>{escapeHtml(title)}</strong>'
             f'<span class="pm-what">{escapeHtml(what)}</span></figcaption>'
-            '<table class="heat-table heat-static pm-grid">'
+            '<table class="heat-table heat-static heat-scores pm-grid">'
             f'<caption class="visually-hidden">{escapeHtml(title)}：每个头的'
             '得分（%）和它是平均分配的几倍</caption><thead><tr><th scope="col"><span class="visually-hidden">层＼头'
             f"</span></th>{head_cols}</tr></thead><tbody>{body}</tbody>"

@@ -5,7 +5,7 @@
 // a temperature and a text give the poem Python's sampler gives. The weights and the traditional → simplified map
 // come from one data script, loaded when the widget mounts (its page script loads when it nears the view); until
 // then the view is the build's first view (the same DOM as the static fallback, so nothing moves when it mounts).
-import { h, liveRegion, num, shade } from "@theme/widgets/common.js";
+import { h, liveRegion, num, pctRow, shade } from "@theme/widgets/common.js";
 import { loadDataScript } from "@theme/widgets/data-script.js";
 import { createSession, decodeWeights } from "../../poems/tiny_gpt.js";
 import { defaultRng } from "../../poems/numpy_random.js";
@@ -67,7 +67,6 @@ export function continuation(model, ids, { seed, temperature, maxNew }) {
   return { ids: out, ended: false };
 }
 
-const pct = (w) => String(Math.round(w * 100));
 
 export function mount(root, data) {
   const body = root.querySelector(".widget-body");
@@ -193,11 +192,12 @@ export function mount(root, data) {
     for (let l = 0; l < data.layers; l++) {
       for (let hd = 0; hd < data.heads; hd++) {
         const row = rowOf(l, hd);
+        const shown = row ? pctRow(row.slice(0, query + 1)) : null; // each row adds up to 100, like the fallback's
         const name = data.head_names[`${l},${hd}`];
         const cells = [];
         for (let j = 0; j < n; j++) {
           if (!row || j > query) { cells.push(h("td")); continue; }
-          const cell = h("td", { title: `第 ${l} 层 · 头 ${hd}：${label(query)} → ${label(j)} ${num(row[j] * 100, 1)}%` }, pct(row[j]));
+          const cell = h("td", { title: `第 ${l} 层 · 头 ${hd}：${label(query)} → ${label(j)} ${num(row[j] * 100, 1)}%` }, String(shown[j]));
           shade(cell, row[j]);
           cells.push(cell);
         }

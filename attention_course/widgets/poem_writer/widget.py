@@ -33,7 +33,7 @@ from attention_course.poems.artifacts import StaleWeights
 from attention_course.poems.corpus import CorpusError
 from attention_course.poems.dataset import CONVERTER, CONVERTER_CONFIG, CONVERTER_VERSION
 from builder.bundle import widget_data_script
-from builder.widgets.fallback import css_number, ink_classes, note_html
+from builder.widgets.fallback import css_number, ink_classes, note_html, percent_row
 from builder.widgets.quote import quote_named
 from builder.widgets.schema import Option, OptionError, Widget, WidgetDataError
 
@@ -216,7 +216,8 @@ def grid_caption(label: str, query: int) -> str:
 
 
 def attention_table(d: dict, chars: list[dict], rows: list[list[list[float]]], query: int) -> str:
-    """One row per layer and head: the query's attention over ◆ and every character (whole percents)."""
+    """One row per layer and head: the query's attention over ◆ and every character (whole percents, each row
+    rounded to add up to 100 like every attention row of the course: `percent_row`)."""
     labels = ["◆"] + [c["char"] if c["known"] else "□" for c in chars]
     head = "".join(
         f'<th scope="col"{" class=pw-q" if j == query else ""}>{escapeHtml(t)}</th>' for j, t in enumerate(labels)
@@ -229,8 +230,8 @@ def attention_table(d: dict, chars: list[dict], rows: list[list[list[float]]], q
             tag = f'<span class="pw-head-name">{escapeHtml(name)}</span>' if name else ""
             cells = "".join(
                 f"<td{f' class={chr(34)}{chr(32).join(ink_classes(w))}{chr(34)}' if ink_classes(w) else ''} "
-                f'style="--w:{css_number(w)}">{round(w * 100)}</td>'
-                for w in weights
+                f'style="--w:{css_number(w)}">{shown}</td>'
+                for w, shown in zip(weights, percent_row(weights))
             )
             cells += "".join("<td></td>" for _ in range(len(labels) - len(weights)))
             named = " class=pw-named" if name else ""

@@ -5,8 +5,8 @@
     show_row(weights[2], tokens)         # one query's weights as a bar chart
 
 In a code cell (the browser's Pyodide or the build) these send JSON — never HTML — through the cell
-runtime's `display` (theme/js/python/course_runtime.py); the page mounts the same heatmap module as the
-widgets (theme/js/widgets/heatmap.js).  Anywhere else they print a plain-text table.  The weights are
+runtime's `display` (the engine's cell_runtime.py); the page mounts the same heatmap module as the
+widgets (attention_course/widgets/heatmap/widget.js).  Anywhere else they print a plain-text table.  The weights are
 checked first: a clear ValueError names what is wrong (shape, tokens, negative or non-finite values).
 """
 
@@ -84,7 +84,7 @@ def row_widget(row, tokens=None, *, query: str | None = None, title: str = "一�
 
 
 def _send(spec: dict) -> None:
-    runtime = sys.modules.get("course_runtime")
+    runtime = sys.modules.get("cell_runtime")  # the cells' executor, in the browser and at build time
     if runtime is not None and hasattr(runtime, "display"):
         runtime.display(WIDGET_KIND, json.dumps(spec, ensure_ascii=False, separators=(",", ":")), {})
         return

@@ -92,6 +92,9 @@ def test_module_07_is_on_the_path_tracked_searched_and_in_the_zip(course_site, t
     names = zipfile.ZipFile(zip_site(course_site, tmp_path / "course.zip")).namelist()
     assert any(n.endswith("/module-07-train-transformer.html") for n in names)
     assert any("/assets/widgets/poem-writer-" in n for n in names)
+    # the Python runtime: scripts only (its wrappers, builder/runtime/wrappers.py), no binary copy beside them
+    py = [n.rsplit("/", 1)[1] for n in names if "/assets/python/" in n and not n.endswith("/")]
+    assert py and not [n for n in py if not n.endswith(".js")]
 
 
 def test_no_raw_math_left_and_no_math_javascript(course_site):

@@ -126,18 +126,15 @@ def test_every_cell_runs_in_the_browser_and_prints_what_the_build_printed(py_pag
     assert page.evaluate("typeof Course.cells") == "undefined"
     assert not [u for u in page.watch.requests if "cells-page.js" in u]
     assert page.eval_on_selector_all('.code-cell [data-action="run"]', "bs => bs.every(b => !b.disabled)")
-    # …until the reader's first input: then both come, the runtime's two worker threads start (runtime.prepare),
-    # waiting for the run to take them (with noPrefetch, as here, nothing of Python itself is downloaded)
+    # …until the reader's first input: then both come; with noPrefetch, as here, nothing of Python itself is
+    # downloaded (not even the runtime index) and no worker starts
     page.mouse.move(5, 5)
-    page.wait_for_function("!!Course.python?.getRuntime?.()._prepared", timeout=15_000)
+    page.wait_for_function("!!Course.python?.getRuntime?.()", timeout=15_000)
+    assert page.evaluate("Course.python.index === undefined")
     assert [u for u in page.watch.requests if "cells-page.js" in u]
     assert page.evaluate("Course.cells.runtime.state") == "idle"
     assert [u for u in page.watch.requests if "python-runtime.js" in u]
-    for _ in range(50):  # Playwright hears of a new worker by an event, a moment after it starts
-        if len(page.workers) >= 2:
-            break
-        page.wait_for_timeout(100)
-    assert sorted(w.url.startswith("blob:") for w in page.workers) == [True, True]
+    assert page.workers == []
     assert python_bytes(page, built_site) == 0
     assert page.evaluate("Course.python.getRuntime().state") == "idle"
 
@@ -149,7 +146,6 @@ def test_every_cell_runs_in_the_browser_and_prints_what_the_build_printed(py_pag
         timeout=120_000,
     )
     first_output = time.perf_counter() - started
-    assert page.evaluate("Course.python.getRuntime()._prepared") is None  # taken, not started anew
     page.wait_for_function(
         "/全部运行完成|中断/.test(document.querySelector('.cells-bar-status').textContent)", timeout=120_000
     )
@@ -309,13 +305,9 @@ def test_stop_interrupts_an_endless_loop_and_python_comes_back(py_page):
     set_code(page, SCRATCH, "while True:\n    pass")
     page.click(f"{SCRATCH} .cell-run")
     wait_status(page, SCRATCH, "运行中")
-    # The runtime boots a standby worker once a run lasts a second, so that stop() can swap it in at once;
-    # a reader watching a loop gives it that time, a machine under test load may need longer.
-    page.wait_for_function("Course.python.getRuntime()._spare?.isReady === true", timeout=60_000)
     stop_clicked = time.perf_counter()
     page.click(f"{SCRATCH} .cell-stop")
-    # The 1 s goal is measured by bench/site_bench.py; here a loaded test machine only has to stop at all,
-    # within a bound far below a stuck worker's.
+    # 停止 ends the worker at once (runtime.js); a fresh one starts meanwhile: its time is bench/site_bench.py's.
     wait_status(page, SCRATCH, "已停止", timeout=5_000)
     stopped = time.perf_counter() - stop_clicked
     notice = page.locator(f"{SCRATCH} .cell-notice")
@@ -326,7 +318,7 @@ def test_stop_interrupts_an_endless_loop_and_python_comes_back(py_page):
     started = time.perf_counter()
     page.click(f"{SCRATCH} .cell-run")
     page.wait_for_function(
-        "sel => document.querySelector(sel + ' .cell-log').textContent === '2\\n'", arg=SCRATCH, timeout=5_000
+        "sel => document.querySelector(sel + ' .cell-log').textContent === '2\\n'", arg=SCRATCH, timeout=60_000
     )
     TIMINGS.setdefault(page.transport, {}).update(
         stop_to_stopped_s=round(stopped, 3), rerun_after_stop_to_output_s=round(time.perf_counter() - started, 3)

@@ -74,14 +74,12 @@ def run_cell(page, cell: str, timeout: float = 180_000) -> str:
 
 
 def optional_asset_names(page) -> list[str]:
-    """The optional packs' asset names: lazy assets of the runtime index (one transport for every asset)."""
+    """The wheels no start loads (matplotlib & co.): runtime-index.js lists what the worker fetches at start
+    (`boot`); the others come when a cell imports them (builder/runtime/site.py)."""
     page.wait_for_function("!!(Course.python && Course.python.index)")
     return page.evaluate("""() => {
       const index = Course.python.index;
-      const packs = new Set(Object.values(index.optional.packages).map((p) => p.pack));
-      const assets = index.assets.filter((a) => packs.has(a.name));
-      if (assets.length !== packs.size || !assets.every((a) => a.lazy)) throw new Error("optional packs not lazy assets");
-      return assets.map((a) => a.name);
+      return index.assets.filter((a) => a.name.endsWith(".whl") && !index.boot.includes(a.name)).map((a) => a.name);
     }""")
 
 
@@ -107,7 +105,7 @@ def test_a_matplotlib_cell_draws_a_figure_and_shows_the_download(page):
     assert run_cell(page, PLOT_CELL).startswith("完成"), page.text_content(f"{PLOT_CELL} .cell-log")
     img = page.query_selector(f"{PLOT_CELL} img.cell-figure")
     live = page.evaluate(PIXELS, img)
-    # 6.4 × 3.8 in at 144 dpi (course_runtime.FIGURE_DPI), shown at 640 × 380 CSS px
+    # 6.4 × 3.8 in at 144 dpi (cell_runtime.FIGURE_DPI), shown at 640 × 380 CSS px
     assert (live["src"], live["w"], live["h"]) == ("blob:", 921, 547), live
     assert img.get_attribute("width") == "640" and img.get_attribute("height") == "380"
     assert 0.02 < live["ink"] < 0.5 and live["colours"] > 20, live  # lines, text and axes: neither blank nor a block
@@ -120,34 +118,24 @@ def test_a_matplotlib_cell_draws_a_figure_and_shows_the_download(page):
     names = optional_asset_names(page)
     loaded = [u for u in page.watch.requests if any(n in u for n in names)]
     assert any("matplotlib-" in u for u in loaded), loaded
-    # Over http the packs came with the boot (the run was waiting when it started: runtime.js asks the unpacker
-    # for what the waiting runs import); over file:// this thread reads every wrapper, so they come when asked.
-    marks = page.evaluate("Course.python.getRuntime().timings")
-    labels = [label for label, _ in marks]
-    assert ("optional-from-unpacker" in labels) == page.base.startswith("http"), labels
-    # The standby worker did not boot beside the first plotting run (2 cores): only once it had ended.
-    run_end = max(t for label, t in marks if label == "run-end")
-    assert all(t >= run_end for label, t in marks if label == "standby:worker-init"), marks
     page.locator(PLOT_CELL).screenshot(
         path=str(artifact(f"plot-cell-{'file' if page.base.startswith('file') else 'http'}.png"))
     )
 
 
 def test_stopping_the_first_plotting_run_brings_python_back(page):
-    """The standby worker waits while a run sets matplotlib up (runtime.js: 2 cores), so a 停止 during that run
-    has no standby to swap in: it starts a fresh worker instead, and the next run works (and can draw)."""
+    """停止 while the first plotting run still loads matplotlib & co.: a fresh worker starts, and the next run works
+    (and can draw)."""
     page.add_init_script(NO_PREFETCH)
     page.add_init_script(RECORD_STATUS)
     page.goto(page.base + EXPLAINER)
     page.click(f"{PLOT_CELL} [data-action='run']")
-    # stopped while it still sets up: its packs loading, or pyplot being imported
-    # (python-runtime.js itself arrives only after the click: cells.js loads it then)
+    # stopped while it still sets up: its packages loading (the cell's status says so, in bytes)
     page.wait_for_function(
-        "() => { const p = window.Course && Course.python; const rt = p && p.getRuntime && p.getRuntime();"
-        " return !!rt && (rt.timings || []).some(([l]) => l === 'optional-start'); }",
+        "sel => /正在加载 .*matplotlib/.test(document.querySelector(sel + ' .cell-status').textContent)",
+        arg=PLOT_CELL,
         timeout=120_000,
     )
-    assert page.evaluate("Course.python.getRuntime()._spare") is None
     page.click(f"{PLOT_CELL} [data-action='stop']")
     page.wait_for_function(
         "sel => /已停止/.test(document.querySelector(sel + ' .cell-status').textContent)", arg=PLOT_CELL, timeout=10_000

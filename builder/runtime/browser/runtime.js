@@ -123,7 +123,8 @@ class PythonRuntime extends EventTarget {
     return this._loading;
   }
 
-  prepare() { this._indexLoaded().catch(() => {}); }
+  /** The reader shows signs of life: with `index`, read the small runtime index (no Python yet). */
+  prepare({ index = true } = {}) { if (index) this._indexLoaded().catch(() => {}); }
 
   prefetch() {
     if (this._loading) return;
@@ -225,7 +226,13 @@ class PythonRuntime extends EventTarget {
       const slot = this._spawn(index, scripts);
       this._slot = slot;
       await slot.ready;
-    })();
+    })().catch((e) => {
+      console.error("Python runtime: load failed", e);
+      const error = new Error(readerMessage(e, this.isFile));
+      error.type = "LoadError";
+      error.detail = String((e && e.message) || e);
+      throw error;
+    });
     this._loading.then(() => {
       if (this._token !== token) return;
       this._mark("ready");
@@ -234,12 +241,8 @@ class PythonRuntime extends EventTarget {
       this._listeners.clear(); // onProgress belongs to one load(): a later restart is not theirs
       this._setState(this._active || this._queue.length ? "running" : "ready");
       this._pump();
-    }, (e) => {
+    }, (error) => {
       if (this._token !== token) return;
-      console.error("Python runtime: load failed", e);
-      const error = new Error(readerMessage(e, this.isFile));
-      error.type = "LoadError";
-      error.detail = String((e && e.message) || e);
       this._loading = null;
       this._download = null;
       this._kill(this._slot);

@@ -168,19 +168,25 @@ async function init(msg) {
   await zstdReady(); // its wasm comes from a data: URL (assetFetch)
   let read = 0;
   onBytes = (n) => { read += n; post({ type: "download", loaded: read }); };
-  // Everything the boot needs is asked for at once, so it downloads while Python starts.
-  for (const name of msg.boot) assetBytes(name).catch(() => {}); // reported when Pyodide asks for it
+  // Everything the boot needs is asked for at once, so it downloads while Python starts. A file that fails its
+  // check fails the start with its own error: Pyodide only logs a stdlib or wasm it could not have, and goes on
+  // to a Python that dies or never comes.
+  const checked = Promise.all(msg.boot.map((name) => assetBytes(name)));
+  checked.catch(() => {});
+  const failedCheck = checked.then(() => new Promise(() => {})); // rejects as `checked` does, else never settles
   compileMainWasmEarly();
   for (const name of ["pyodide.js", "pyodide.asm.js"]) await loadScript(name, msg.scripts[name]);
   self.importScripts = () => { throw new TypeError("importScripts is disabled in the Python worker"); };
   mark("scripts-ready");
   post({ type: "progress", phase: "boot" });
-  pyodide = await self.loadPyodide({
+  const booting = self.loadPyodide({
     indexURL: base,
     lockFileURL: base + "pyodide-lock.json",
     stdin: () => null, // input() → EOFError
     env: { HOME: "/home/pyodide", MPLBACKEND: "agg" },
   });
+  booting.catch(() => {});
+  pyodide = await Promise.race([booting, failedCheck, mainWasm.then(() => new Promise(() => {}))]);
   mark("pyodide-ready");
   if (msg.interruptBuffer) {
     interrupt = new Int32Array(msg.interruptBuffer);

@@ -290,10 +290,9 @@ export class CellsPage {
     if (!this.runtime) this.setBarStatus("Python 运行环境不可用：只能查看预先算好的输出。", "error");
     this.watchForPrefetch();
     this.watchForEditor();
-    // The runtime's script (44 KiB), its worker threads and its index (8 KiB) wait for the reader's first sign
-    // of life — a scroll, touch, pointer move or key — so they are not part of the page's first view (issue 19),
-    // yet are there before any click on 运行 (a run loads what is missing itself). A runtime already on the
-    // page starts its threads now (no download).
+    // The runtime's script and its index wait for the reader's first sign of life — a scroll, touch, pointer
+    // move or key — so they are not part of the page's first view (issue 19), yet are there before any click on
+    // 运行 (a run loads what is missing itself).
     if (this.runtime) {
       if (!(this.runtime instanceof LazyRuntime)) this.runtime.prepare({ index: false });
       this.prepareOnFirstInput(!option("noPrefetch") && !navigator.connection?.saveData);
@@ -326,9 +325,8 @@ export class CellsPage {
     }
   }
 
-  /** At the reader's first input: the runtime's script (if not on the page yet) and its worker threads (no
-   *  download of Python); with `prefetch`, also the runtime index and, once Python is idle, what this page's
-   *  cells import (matplotlib). */
+  /** At the reader's first input: the runtime's script (if not on the page yet); with `prefetch`, also the
+   *  runtime index and, once Python is idle, what this page's cells import (matplotlib). */
   prepareOnFirstInput(prefetch) {
     onFirstInput(() => {
       this.runtime.prepare({ index: prefetch });

@@ -1,7 +1,7 @@
 """Code cells, build side: option checks, build-time execution and its outputs, errors as path:line,
 the output cache, and the NumPy autocomplete data.
 
-The fixture file tests/fixtures/code_cell.md uses the same format as the other plugin fixtures:
+The fixture file tests/engine/fixtures/code_cell.md uses the same format as the other plugin fixtures:
 title / `.` / Markdown / `.` / expected / `.`, where expected lines are `CONTAINS <html>` or
 `ERROR <path:line: message>` (a trailing `*` matches any rest; a leading `*` any start).
 """
@@ -26,26 +26,26 @@ from tests.plugin_harness import render_page as render_body
 
 def test_last_expression_is_evaluated_like_ipython() -> None:
     ns: dict = {}
-    first = cells.execute_cell("a = [1, 2]\nprint('x')\nlen(a)\n", "<cell-t>", ns, ROOT)
+    first = cells.execute_cell("a = [1, 2]\nprint('x')\nlen(a)\n", "<cell-t>", ns)
     assert first["chunks"] == [["stdout", "x\n"]]
     assert first["repr"] == "2" and first["error"] is None
-    assert cells.execute_cell("a.append(3)\n", "<cell-u>", ns, ROOT)["repr"] is None  # statement → no result
-    assert cells.execute_cell("None\n", "<cell-v>", ns, ROOT)["repr"] is None
-    assert cells.execute_cell("a\n", "<cell-w>", ns, ROOT)["repr"] == "[1, 2, 3]"
+    assert cells.execute_cell("a.append(3)\n", "<cell-u>", ns)["repr"] is None  # statement → no result
+    assert cells.execute_cell("None\n", "<cell-v>", ns)["repr"] is None
+    assert cells.execute_cell("a\n", "<cell-w>", ns)["repr"] == "[1, 2, 3]"
 
 
 def test_numpy_arrays_are_repr_d_as_numpy_prints_them_under_the_prelude() -> None:
     ns: dict = {}
     exec(cells.PRELUDE, {})
-    out = cells.execute_cell("import numpy as np\nnp.linspace(0, 1, 3)\n", "<cell-n>", ns, ROOT)
+    out = cells.execute_cell("import numpy as np\nnp.linspace(0, 1, 3)\n", "<cell-n>", ns)
     assert out["repr"] == repr(np.linspace(0, 1, 3))
     assert np.get_printoptions()["precision"] == 8 and np.get_printoptions()["threshold"] == 1000
 
 
 def test_error_reports_the_innermost_line_of_the_raising_cell() -> None:
     ns: dict = {}
-    cells.execute_cell("def f():\n    return 1 / 0\n", "<cell-def>", ns, ROOT)
-    out = cells.execute_cell("x = 1\ny = f()\n", "<cell-call>", ns, ROOT)
+    cells.execute_cell("def f():\n    return 1 / 0\n", "<cell-def>", ns)
+    out = cells.execute_cell("x = 1\ny = f()\n", "<cell-call>", ns)
     err = out["error"]
     assert err["type"] == "ZeroDivisionError"
     assert err["line"] == 2  # the call in *this* cell; the division lives in <cell-def>
@@ -54,7 +54,7 @@ def test_error_reports_the_innermost_line_of_the_raising_cell() -> None:
 
 
 def test_output_is_capped_and_marked_truncated() -> None:
-    out = cells.execute_cell("for i in range(5000):\n    print(i)\n", "<cell-big>", {}, ROOT)
+    out = cells.execute_cell("for i in range(5000):\n    print(i)\n", "<cell-big>", {})
     text = "".join(t for _, t in out["chunks"])
     assert out["truncated"] is True
     assert text.count("\n") == cells.executor.MAX_OUTPUT_LINES
@@ -112,10 +112,11 @@ def test_cache_keys_chain_over_earlier_cells() -> None:
     def cell(cid: str, code: str) -> Cell:
         return Cell(token=None, id=cid, code=code, code_offset=1)  # type: ignore[arg-type]
 
-    a, b = cells.cache_keys([cell("a", "x = 1\n"), cell("b", "x\n")], ROOT)
-    a2, b2 = cells.cache_keys([cell("a", "x = 2\n"), cell("b", "x\n")], ROOT)
+    env = cells.CellEnvironment()
+    a, b = cells.cache_keys([cell("a", "x = 1\n"), cell("b", "x\n")], env)
+    a2, b2 = cells.cache_keys([cell("a", "x = 2\n"), cell("b", "x\n")], env)
     assert a != a2 and b != b2
-    assert cells.cache_keys([cell("a", "x = 1\n")], ROOT) == [a]
+    assert cells.cache_keys([cell("a", "x = 1\n")], env) == [a]
 
 
 def test_failures_are_not_cached(tmp_path, monkeypatch) -> None:
@@ -200,8 +201,20 @@ def test_static_code_spans_only_the_tokens_the_theme_colours() -> None:
 # ----------------------------------------------------------------------------------------- completions
 
 
+TINY_PACKAGE = '''"""A browser package of a test course."""
+
+
+def softmax(x, temperature=1.0):
+    """Weights that add up to one."""
+    return x
+'''
+
+
 def test_completions_list_numpy_members_with_signatures_and_docs(tmp_path) -> None:
-    script = completions_script(ROOT, tmp_path).decode("utf-8")
+    package = tmp_path / "src" / "tinycourse_maths"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text(TINY_PACKAGE, encoding="utf-8")
+    script = completions_script([package], tmp_path).decode("utf-8")
     prefix = browser_data_prefix("editor", "completions")
     assert script.startswith(prefix)
     data = json.loads(script[len(prefix) :].rstrip().rstrip(";"))
@@ -214,13 +227,13 @@ def test_completions_list_numpy_members_with_signatures_and_docs(tmp_path) -> No
     assert "norm" in {m["name"] for m in data["modules"]["numpy.linalg"]}
     assert "default_rng" in {m["name"] for m in data["modules"]["numpy.random"]}
     assert "normal" in {m["name"] for m in data["classes"]["numpy.random.Generator"]}
-    assert "softmax" in {m["name"] for m in data["modules"]["attention_core"]}
+    assert {m["name"]: m["sig"] for m in data["modules"]["tinycourse_maths"]} == {"softmax": "(x, temperature=1.0)"}
     assert not any(m["name"].startswith("_") for m in data["modules"]["numpy"])
     assert " at 0x" not in script  # no object addresses: the same numpy gives the same bytes in every build
     assert numpy_members["errstate"]["sig"].startswith("(*, call=<numpy._core._ufunc_config._unspecified object>")
     # cached: a second call returns the same bytes from the build cache, <cache>/build.sqlite
     assert (tmp_path / "build.sqlite").is_file()
-    assert completions_script(ROOT, tmp_path).decode("utf-8") == script
+    assert completions_script([package], tmp_path).decode("utf-8") == script
 
 
 def test_a_huge_build_time_error_message_is_capped_like_the_output() -> None:

@@ -10,7 +10,7 @@ import pytest
 
 from attention_core import causal_mask, get_example, multi_head_attention, scaled_dot_product_attention, softmax
 from builder.widgets.fallback import percent_row_even
-from tests.e2e.conftest import artifact, evaluate_or_stalled, mount_all_widgets, read_through, wait_widgets_ready
+from tests.e2e.conftest import mount_all_widgets, read_through, wait_widgets_ready
 
 pytestmark = pytest.mark.e2e
 

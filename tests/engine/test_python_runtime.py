@@ -18,8 +18,15 @@ import pytest
 from builder.bundle import browser_data_prefix
 from builder.cells import executor as cell_executor
 from builder.model import CellOutput
-from builder.runtime import LOCK_NAME, RuntimeAssetError, load_manifest, python_runtime, read_asset, write_site_runtime
-from builder.runtime import fonts
+from builder.runtime import (
+    LOCK_NAME,
+    RuntimeAssetError,
+    fonts,
+    load_manifest,
+    python_runtime,
+    read_asset,
+    write_site_runtime,
+)
 from builder.runtime.wheels import stored_zip, wheel_files
 from builder.runtime.wrappers import b85_bytes, b85_literal, wrapper_chunks, wrapper_payload
 from tests.conftest import ROOT, TEST_CACHE

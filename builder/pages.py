@@ -18,7 +18,7 @@ import jinja2
 import yaml
 
 from . import cache as cachestore
-from . import katex
+from . import katex, strict_yaml
 from .errors import Code, Problems
 from .model import BuildOptions, Page, SiteSource
 
@@ -205,7 +205,7 @@ def ui_strings(options: BuildOptions, site: SiteSource, problems: Problems) -> d
     """The theme's words (theme/strings.yml) with the site's replacements (site.yml `strings:`)."""
     path = options.theme_dir / "strings.yml"
     try:
-        strings = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        strings = strict_yaml.load(path.read_text(encoding="utf-8")) or {}
     except (OSError, yaml.YAMLError) as exc:
         problems.add(Code.TEMPLATE, str(path), None, f"the theme's strings cannot be read: {exc}")
         return {}

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 from .. import cache as cachestore
 from ..errors import Code
 from ..model import Cell, CellOutput, ParseContext
+from ..source_text import visible_controls
 from .executor import CELL_RUNTIME, PRELUDE, CellRunError, run_cells_in_child, run_cells_in_pyodide
 
 if TYPE_CHECKING:
@@ -105,10 +106,39 @@ def _apply(context: ParseContext, result: tuple[list[CellOutput], tuple[int, str
         cell.output = dataclasses.replace(
             output, chunks=[_figure_file(stream, text, context) for stream, text in output.chunks]
         )
+        _show_controls(cell, context)
     if failure is not None:
         index, message, offset = failure
         context.problems.add(
             Code.CELL, context.rel, context.line_offset + _fence_line(cells[index]) + 1 + offset, message
+        )
+
+
+def _show_controls(cell: Cell, context: ParseContext) -> None:
+    """Control characters a cell printed (NUL, ESC of a terminal colour, …) cannot be written into HTML: each is
+    shown as its visible picture (␀, ␛, …), and the page gets a warning at the cell saying so."""
+    output = cell.output
+    if output is None:
+        return
+    names: dict[str, None] = {}
+
+    def visible(text: str) -> str:
+        shown, found = visible_controls(text)
+        names.update(dict.fromkeys(found))
+        return shown
+
+    output.chunks = [(stream, text if stream == "display" else visible(text)) for stream, text in output.chunks]
+    if output.repr is not None:
+        output.repr = visible(output.repr)
+    if output.error:
+        output.error = {k: visible(v) if isinstance(v, str) else v for k, v in output.error.items()}
+    if names:
+        context.problems.warn(
+            Code.CELL,
+            context.rel,
+            context.line_offset + _fence_line(cell) + 1,
+            f"code cell '{cell.id}' printed control characters ({', '.join(names)}), which HTML cannot hold: the "
+            "page shows each as its symbol (␀, ␛, …)",
         )
 
 

@@ -14,6 +14,7 @@ import yaml
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
+from .. import strict_yaml
 from ..errors import Code
 from .directive import register_directive, report
 
@@ -66,7 +67,7 @@ def figure_plugin(md: MarkdownIt, *, content_dir: Path) -> None:
     def render(token: Token, env: dict) -> str:
         src = token.info.strip()
         try:
-            options = yaml.safe_load(token.content) if token.content.strip() else {}
+            options = strict_yaml.load(token.content) if token.content.strip() else {}
         except yaml.YAMLError as exc:
             report(env, Code.FIGURE, token, f"figure options are not valid YAML: {exc}", offset=1)
             return ""

@@ -30,6 +30,7 @@ from .math_nobreak import math_nobreak_plugin
 from .quiz import quiz_plugin
 from .raw_html import raw_html_plugin
 from .sections import sections_plugin
+from .unclosed import unclosed_blocks_plugin
 from .widget import WidgetPrepare, widget_plugin
 from .widget_quote import WidgetQuote, widget_quote_plugin
 
@@ -56,6 +57,7 @@ def create_markdown(
     math_plugin(md)
     math_nobreak_plugin(md)
     callout_plugin(md)
+    unclosed_blocks_plugin(md)
     headings_plugin(md)
     links_plugin(md)
     raw_html_plugin(md)

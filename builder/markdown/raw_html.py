@@ -24,6 +24,7 @@ from markdown_it.token import Token
 
 from ..errors import Code
 from ..model import parse_context
+from .ids import reserved_message
 
 SAFE_TAGS = set(nh3.ALLOWED_TAGS) | {"img", "picture", "source", "section"}
 ATTRIBUTES = {
@@ -115,6 +116,10 @@ def judge_tag(text: str, tag: str, attrs: list[tuple[str, str | None]]) -> tuple
             reasons.append(f"'{scheme.group(1).lower()}:' URL in <{tag} {name}> is not allowed")
         else:
             reasons.append(f"attribute '{name}' is not allowed on <{tag}>")
+    for name, value in attrs:
+        taken = reserved_message(value or "") if name == "id" else None
+        if taken:
+            reasons.append(f"<{tag}> {taken}")
     if tag == "a" and is_outside(kept.get("href") or ""):  # an external link: published with nh3's rel
         return reasons, re.sub(rf"</{tag}>$", "", cleaned)
     return reasons, text

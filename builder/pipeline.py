@@ -37,6 +37,10 @@ def build_site(options: BuildOptions | None = None) -> BuildResult:
     options = options or BuildOptions()
     started = time.perf_counter()
     problems = Problems()
+    refused = output.output_refusal(options)  # before any work: the build never deletes what it did not make
+    if refused:
+        problems.add(Code.OUTPUT, str(options.out_dir), None, f"will not write the site here: {refused}")
+        raise BuildFailed(problems)
 
     pool = page_cache.early_pool(options, markdown_parser)  # workers start while the content loads (cold, large sites)
     try:
@@ -268,6 +272,9 @@ def write(options: BuildOptions, files: dict[str, bytes], built: list[Page], pro
         output.write_site(files, options.out_dir, assets.output_writers(options, built, course))
     except AssetError as exc:
         problems.add(Code.ASSET, exc.path, None, str(exc))
+        raise BuildFailed(problems) from exc
+    except output.OutputRefused as exc:
+        problems.add(Code.OUTPUT, str(options.out_dir), None, f"will not write the site here: {exc}")
         raise BuildFailed(problems) from exc
     except OSError as exc:  # a full disk, no permission: output.write_site has removed its temporary folder
         problems.add(Code.OUTPUT, str(options.out_dir), None, f"cannot write the site: {exc.strerror or exc}")

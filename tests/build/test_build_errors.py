@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from builder.output import MARKER, MARKER_TEXT
 from tests.conftest import ROOT, BuildFailed, build
 
 
@@ -27,11 +28,12 @@ def previous_site(tmp_path: Path) -> Path:
     out = tmp_path / "site"
     out.mkdir()
     (out / "index.html").write_text("previous build", encoding="utf-8")
+    (out / MARKER).write_bytes(MARKER_TEXT)  # a folder a build made: the only kind a build replaces
     return out
 
 
 def assert_untouched(out: Path) -> None:
-    assert sorted(p.name for p in out.iterdir()) == ["index.html"]
+    assert sorted(p.name for p in out.iterdir() if p.name != MARKER) == ["index.html"]
     assert (out / "index.html").read_text(encoding="utf-8") == "previous build"
     leftovers = [p.name for p in out.parent.iterdir() if p.name.startswith(".site.")]
     assert leftovers == [], f"temporary folders left behind: {leftovers}"

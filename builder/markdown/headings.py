@@ -17,7 +17,7 @@ from markdown_it.token import Token
 
 from ..errors import Code
 from ..model import Heading, parse_context
-from .ids import reserved_id, reserved_message
+from ..reserved_ids import reserved_id, reserved_message
 
 EXPLICIT_ID_RE = re.compile(r"\s*\{#([A-Za-z][\w-]*)\}\s*$")
 

@@ -18,7 +18,7 @@ from markdown_it import MarkdownIt
 from ..model import GlossaryTerm
 from .callout import callout_plugin
 from .code_cell import code_cell_plugin
-from .directive import unknown_directive_plugin
+from .directive import unclosed_blocks_plugin, unknown_directive_plugin
 from .figure import figure_plugin
 from .glossary import glossary_plugin
 from .headings import headings_plugin
@@ -30,7 +30,6 @@ from .math_nobreak import math_nobreak_plugin
 from .quiz import quiz_plugin
 from .raw_html import raw_html_plugin
 from .sections import sections_plugin
-from .unclosed import unclosed_blocks_plugin
 from .widget import WidgetPrepare, widget_plugin
 from .widget_quote import WidgetQuote, widget_quote_plugin
 

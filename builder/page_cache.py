@@ -33,6 +33,7 @@ from .course import load_course
 from .errors import Problem, Problems
 from .katex import KATEX_VERSION
 from .model import BuildOptions, Page, PageFacts, SiteSource, SourcePage
+from .numerics import pin_blas_threads
 
 BUILDER_DIR = Path(__file__).resolve().parent
 POOL_MIN_PAGES = 48  # below this, starting workers costs more than it saves
@@ -123,6 +124,7 @@ _worker_parser: Any = None  # this worker's parser, made once (one parser and on
 
 def _init_worker(options: BuildOptions, make_parser: MakeParser) -> None:
     global _worker_parser
+    pin_blas_threads()  # the same numbers as the main process's (builder/numerics.py)
     _worker_parser = make_parser(options)
 
 

@@ -28,13 +28,19 @@ from .errors import AssetError, BuildFailed, Code, Problems
 from .katex.shared_paths import share_svg_paths
 from .markdown import check_answer_positions, create_markdown
 from .model import BuildOptions, BuildResult, Page, ParseContext, SiteSource, SourcePage
+from .numerics import one_blas_thread
 from .runtime import pyodide_source, python_runtime
 from .widgets import prepare_widget, quote_widget, render_widget
 
 
 def build_site(options: BuildOptions | None = None) -> BuildResult:
-    """Build the whole site; raises BuildFailed (with every problem) and leaves `out_dir` untouched on error."""
-    options = options or BuildOptions()
+    """Build the whole site; raises BuildFailed (with every problem) and leaves `out_dir` untouched on error.
+    NumPy's BLAS runs on one thread throughout, so the numbers do not depend on the machine (builder/numerics.py)."""
+    with one_blas_thread():
+        return _build_site(options or BuildOptions())
+
+
+def _build_site(options: BuildOptions) -> BuildResult:
     started = time.perf_counter()
     problems = Problems()
     refused = output.output_refusal(options)  # before any work: the build never deletes what it did not make

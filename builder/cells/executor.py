@@ -204,7 +204,16 @@ def run_cells_in_child(cells: list[dict], packages: list[Path], timeout: float |
     timeout = CELL_TIMEOUT_S if timeout is None else timeout
     paths = sorted({str(p.parent) for p in packages})
     request = {"paths": paths, "prelude": PRELUDE, "cells": cells}
-    env = {**os.environ, "PYTHONHASHSEED": "0", "PYTHONIOENCODING": "utf-8", "PYTHONDONTWRITEBYTECODE": "1"}
+    env = {
+        **os.environ,
+        "PYTHONHASHSEED": "0",
+        "PYTHONIOENCODING": "utf-8",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        # one BLAS thread: the same numbers on every machine (builder/numerics.py)
+        "OPENBLAS_NUM_THREADS": "1",
+        "OMP_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+    }
     return _run_protocol(
         [sys.executable, "-c", "from builder.cells.executor import child_main; child_main()"],
         request,

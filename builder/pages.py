@@ -290,6 +290,7 @@ def render_pages(
         return cachestore.digest(
             shared_key,
             page.key,
+            page.source.rel,  # in the template context (page.source); the body's key names the file only
             repr(items[slug]),
             course_data_of(page),
             site_wide,

@@ -1,7 +1,7 @@
 """Stage: run cells — every page's code cells executed at build time, in page order (builder/cells/executor.py),
 their outputs cached by content: the key of a page's cells hashes the environment (the runtime's files, the
-course's browser packages, NumPy's version, the executor, the prelude) and every cell's id and source, so a warm
-build executes nothing.
+course's browser packages, NumPy's version, the executor, the prelude: by content, never by path) and every cell's
+id and source, so a warm build executes nothing, wherever the project lies.
 
 A cell that raises (unless marked :expect-error:), hangs or crashes the process is a build error at the line
 of the cell that failed.
@@ -52,8 +52,24 @@ class CellEnvironment:
         return cachestore.digest(
             json.dumps([sys.version_info[:2], numpy_version, h.hexdigest(), PRELUDE]),
             cachestore.tree_digest(code),
-            self.runtime.key if self.runtime else "cpython",
+            runtime_digest(self.runtime) if self.runtime else "cpython",
         )
+
+
+def runtime_digest(runtime: Runtime) -> str:
+    """The runtime by its content, not by where its files lie (`Runtime.key` names its cache folders, and a folder's
+    name may hold a path): the lock (every package's file name and sha256), what boots and preloads, and the bytes of
+    the files the lock does not hash."""
+    in_lock = {entry["file_name"] for entry in runtime.lock.get("packages", {}).values()}
+    return cachestore.digest(
+        runtime.lock_bytes(),
+        json.dumps([runtime.boot, runtime.preload]),
+        *(
+            name.encode() + b"\0" + cachestore.file_digest(path)
+            for name, path in sorted(runtime.files.items())
+            if name not in in_lock
+        ),
+    )
 
 
 def cache_keys(cells: list[Cell], env: CellEnvironment) -> list[str]:

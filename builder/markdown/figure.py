@@ -84,7 +84,15 @@ def figure_plugin(md: MarkdownIt, *, content_dir: Path) -> None:
         try:
             options = strict_yaml.load(token.content) if token.content.strip() else {}
         except yaml.YAMLError as exc:
-            report(env, Code.FIGURE, token, f"figure options are not valid YAML: {exc}", offset=1)
+            mark = getattr(exc, "problem_mark", None)
+            problem = getattr(exc, "problem", None) or exc
+            report(
+                env,
+                Code.FIGURE,
+                token,
+                f"figure options are not valid YAML: {problem}",
+                offset=1 + (mark.line if mark else 0),
+            )
             return ""
         if not isinstance(options, dict):
             report(env, Code.FIGURE, token, "figure options must be `key: value` lines", offset=1)

@@ -92,6 +92,16 @@ def options_from(args: argparse.Namespace) -> BuildOptions:
     )
 
 
+def _not_a_folder(path: Path) -> str | None:
+    """Why `path` cannot be (or become) a folder, or None."""
+    if path.exists():
+        return None if path.is_dir() else "it is a file, not a folder"
+    ancestor = path.parent
+    while not ancestor.exists() and ancestor != ancestor.parent:
+        ancestor = ancestor.parent
+    return None if ancestor.is_dir() else f"{ancestor} is a file, not a folder"
+
+
 def refusals(args: argparse.Namespace, options: BuildOptions) -> list[str]:
     """`error: …` lines for arguments the build must not go ahead with (checked before any work)."""
     errors = []
@@ -99,6 +109,10 @@ def refusals(args: argparse.Namespace, options: BuildOptions) -> list[str]:
         if not folder.is_dir():
             what = "is a file, not a folder" if folder.exists() else "no such folder"
             errors.append(f"error: {flag} {folder}: {what}")
+    if options.cache_dir is not None:
+        reason = _not_a_folder(options.cache_dir)
+        if reason:
+            errors.append(f"error: --cache-dir {options.cache_dir}: {reason}")
     reason = output.output_refusal(options)
     if reason:
         errors.append(f"error: --out {options.out_dir}: {reason}")

@@ -210,3 +210,28 @@ def test_help_says_what_out_and_no_cache_do_and_which_variables_matter():
     assert "replaced as a whole" in text and MARKER in text
     assert "what --no-cache skips" in text and "COURSE_RUNTIME_DIR" in text
     assert "OPENBLAS_NUM_THREADS" in text and "node" in text
+
+
+def test_a_cache_folder_that_is_a_file_is_an_error_not_a_traceback(content, tmp_path):
+    target = tmp_path / "cache-file"
+    target.write_text("mine", encoding="utf-8")
+    run = subprocess.run(
+        [
+            sys.executable,
+            "build.py",
+            "--no-python",
+            "--content",
+            content,
+            "--out",
+            tmp_path / "site",
+            "--cache-dir",
+            target,
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 1 and "Traceback" not in run.stderr
+    assert run.stderr.splitlines() == [f"error: --cache-dir {target}: it is a file, not a folder"]
+    assert target.read_text(encoding="utf-8") == "mine" and not (tmp_path / "site").exists()

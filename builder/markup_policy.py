@@ -58,6 +58,16 @@ def resource_problem(url: str, *, local_only: bool) -> str | None:
     return None
 
 
+# ------------------------------------------------------------------------------------------ JSON in a <script>
+
+
+def in_script(json_text: str) -> str:
+    """JSON text made safe inside a `<script>` element of an HTML page: every `<` as `\\u003c`, so neither `</script>`
+    nor `<!--` … `<script` (which keeps the element open past its end tag) can come from the data — a title, a
+    token, a label. Still the same JSON."""
+    return json_text.replace("<", "\\u003c")
+
+
 # ------------------------------------------------------------------------------------------ CSS
 
 CSS_FUNCTIONS = frozenset(
@@ -258,6 +268,7 @@ __all__ = [
     "LINK_SCHEMES",
     "as_browser_reads",
     "css_problems",
+    "in_script",
     "is_outside",
     "parse_svg",
     "resource_problem",

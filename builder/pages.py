@@ -20,6 +20,7 @@ import yaml
 from . import cache as cachestore
 from . import katex, strict_yaml
 from .errors import Code, Problems
+from .markup_policy import in_script
 from .model import BuildOptions, Page, SiteSource
 
 CJK_RE = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
@@ -164,7 +165,7 @@ def course_data_json(entries: list[dict[str, Any]]) -> str:
 
     Only the index needs the whole course (cards, 继续学习); any other page gets just its own entry,
     so a page's size and cache key do not grow with the number of pages in the course."""
-    return json.dumps({"v": 1, "pages": entries}, ensure_ascii=False).replace("</", "<\\/")
+    return in_script(json.dumps({"v": 1, "pages": entries}, ensure_ascii=False))
 
 
 _environments: dict[tuple[str, str], jinja2.Environment] = {}  # (templates dir, their digest) → environment

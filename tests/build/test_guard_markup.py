@@ -182,3 +182,15 @@ def test_the_courses_figures_pass_and_are_published_byte_for_byte_as_before():
         reasons, root = svg_reasons(text)
         assert reasons == [], (path.name, reasons)
         assert serialize_svg(root).replace(" />", "/>") == old_inlining(text), path.name
+
+
+def test_text_in_a_pages_json_cannot_open_or_close_its_script_element(content, tmp_path):
+    (content / "page.md").write_text(
+        "---\ntitle: 标题 <!--<script> 和 </script>\nslug: page\nsummary: 摘要 <!-- x\n---\n正文\n", encoding="utf-8"
+    )
+    build(content, tmp_path / "site", cache_dir=None)
+    for name in ("index.html", "page.html"):
+        html = (tmp_path / "site" / name).read_text(encoding="utf-8")
+        data = re.search(r'<script type="application/json" id="course-data">(.*?)</script>', html, re.S).group(1)
+        assert "<" not in data, (name, data)
+        assert "标题 \\u003c!--\\u003cscript> 和 \\u003c/script>" in data

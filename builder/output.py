@@ -90,6 +90,8 @@ def protected(options: BuildOptions) -> list[tuple[str, Path, bool]]:
         ("content folder", options.content_dir, False),
         ("theme", options.theme_dir, False),
         ("project root (the repository)", options.root, True),
+        ("build's own code", Path(__file__).resolve().parent, False),
+        ("repository's history", options.root / ".git", False),
     ]
     if options.cache_dir is not None:
         folders.append(("cache folder", options.cache_dir, False))

@@ -93,7 +93,8 @@ def _build_site(options: BuildOptions) -> BuildResult:
 
 
 def load(options: BuildOptions, problems: Problems) -> SiteSource:
-    """content/site.yml and every page with its front matter (builder/content.py), cached by the content files."""
+    """content/site.yml, glossary.yml and every page with its front matter (builder/content.py), cached by those files
+    and the code that reads them."""
     key = cachestore.digest(
         "load",
         str(options.root),
@@ -103,9 +104,15 @@ def load(options: BuildOptions, problems: Problems) -> SiteSource:
                 Path(__file__).with_name("content.py"),
                 Path(__file__).with_name("errors.py"),
                 Path(__file__).with_name("model.py"),
+                Path(__file__).with_name("source_text.py"),
+                Path(__file__).with_name("strict_yaml.py"),
             ]
         ),
-        cachestore.tree_digest(sorted(options.content_dir.glob("*.md")) + [options.content_dir / "site.yml"]),
+        # every file load_site reads: the pages, site.yml and glossary.yml (its terms go to the search index)
+        cachestore.tree_digest(
+            sorted(options.content_dir.glob("*.md"))
+            + [options.content_dir / "site.yml", options.content_dir / "glossary.yml"]
+        ),
         # every *.md name, also of what tree_digest cannot hash (a folder, a broken link)
         *sorted(p.name for p in options.content_dir.glob("*.md")),
     )

@@ -130,3 +130,17 @@ def test_a_moved_or_copied_project_reuses_its_cache(tmp_path, counters, how):
     spent = {k: counters[k] - before[k] for k in counters}
     assert spent == {"pages": 0, "cells": 0, "formulas": 0, "assets": 0, "katex-assets": 0}, spent
     assert result.formulas_rendered == 0
+
+
+def test_every_file_the_load_stage_reads_is_in_its_key(tmp_path):
+    """glossary.yml was not: a changed synonym left the search index as it was."""
+    content = write_course(tmp_path / "content")
+    glossary = content / "glossary.yml"
+    options = pipeline.BuildOptions(
+        root=ROOT, content_dir=content, out_dir=tmp_path / "site", cache_dir=tmp_path / "cache", python_runtime=False
+    )
+    for synonym in ("关注", "聚焦"):
+        glossary.write_text(f"- term: 注意力\n  synonyms: [{synonym}]\n  definition: 按相关程度加权。\n", "utf-8")
+        result = pipeline.build_site(options)
+        index = next(v for k, v in result.files.items() if k.startswith("assets/search-index")).decode()
+        assert synonym in index, synonym

@@ -186,7 +186,11 @@ def write_site(
     tmp.mkdir()
     stats = {"linked": 0, "written": 0}
     try:
-        (tmp / MARKER).write_bytes(MARKER_TEXT)  # first: a leftover of this build is recognisably its own
+        # first: a leftover of this build is recognisably its own (unchanged, it is the previous site's, linked)
+        if _same_bytes(out_dir / MARKER, MARKER_TEXT):
+            _link_or_copy(out_dir / MARKER, tmp / MARKER)
+        else:
+            (tmp / MARKER).write_bytes(MARKER_TEXT)
         for writer in writers or []:
             reuse = getattr(writer, "reuse_dir", None)
             if reuse and (out_dir / reuse).is_dir():

@@ -10,6 +10,7 @@ Two engines run the very same KaTeX build and must produce byte-identical HTML (
 
 from __future__ import annotations
 
+import atexit
 import json
 import re
 from pathlib import Path
@@ -128,6 +129,9 @@ class V8Engine:
         self.ctx = MiniRacer()
         self.ctx.eval(source)
         self.ctx.eval(_V8_GLUE)
+        # Closed before the interpreter shuts down: left to the finaliser, V8's threads could be gone first and the
+        # process then hung at exit, its work done (1 run in 8 after a formula error, which keeps V8 busy).
+        atexit.register(self.ctx.close)
 
     def render_many(self, formulas: list[Formula]) -> list[tuple[str | None, str | None]]:
         out: list[tuple[str | None, str | None]] = []

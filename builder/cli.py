@@ -6,20 +6,60 @@ import argparse
 import sys
 from pathlib import Path
 
+from . import output
 from .errors import BuildFailed
 from .model import DEFAULT_ROOT, BuildOptions
 from .pipeline import build_site
 
+EPILOG = """\
+what --out replaces:
+  every build writes the whole site into a new folder beside --out, then swaps it in place of --out: nothing of
+  the old folder survives. So the build replaces only a folder that does not exist yet, is empty, or that a
+  previous build made (it holds the file .built-by-course-builder); it refuses any other folder, and one that is,
+  holds or lies inside the content folder, the theme or the cache, or that holds the repository (exit 1, nothing
+  touched). --zip likewise replaces only <dist>/attention-course.zip, and only if a build made it.
+
+what --no-cache skips:
+  the persistent build cache (<cache-dir>/build.sqlite, katex.sqlite): every page is parsed, every cell run,
+  every formula typeset and every asset bundled anew. It does not skip the files kept outside it, which are
+  checked by their sha256 or named by their content: the downloads ($COURSE_DOWNLOADS), the model and its runs
+  ($COURSE_MODEL_DIR), the poem corpus ($COURSE_CORPUS_DIR) and the Python runtime's prepared files
+  ($COURSE_RUNTIME_DIR, else <cache-dir>/pyodide).
+
+environment variables:
+  COURSE_DOWNLOADS, COURSE_MODEL_DIR, COURSE_CORPUS_DIR, COURSE_RUNTIME_DIR say only where those files live: the
+  site's bytes are the same wherever they are. OPENBLAS_NUM_THREADS, OMP_NUM_THREADS, MKL_NUM_THREADS do not
+  change the output either: the build runs its NumPy on one BLAS thread. One thing does: whether `node` is on
+  PATH (with Node the build-time code cells run in Pyodide, the reader's own runtime; without it in CPython, whose
+  figures and printed floats may differ).
+"""
+
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="build.py", description="Build the attention course into a static site.")
+    p = argparse.ArgumentParser(
+        prog="build.py",
+        description="Build the attention course into a static site.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--content", type=Path, default=DEFAULT_ROOT / "content", help="content folder (default: content/)")
     p.add_argument("--theme", type=Path, default=DEFAULT_ROOT / "theme", help="theme folder (default: theme/)")
-    p.add_argument("--out", type=Path, default=DEFAULT_ROOT / "site", help="output folder (default: site/)")
+    p.add_argument(
+        "--out",
+        type=Path,
+        default=DEFAULT_ROOT / "site",
+        help="output folder (default: site/), replaced as a whole by every build: a new or empty folder, or one "
+        "a previous build made (see below)",
+    )
     p.add_argument(
         "--cache-dir", type=Path, default=DEFAULT_ROOT / ".cache", help="persistent cache (default: .cache/)"
     )
-    p.add_argument("--no-cache", action="store_true", help="do not read or write the persistent cache")
+    p.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="do not read or write the persistent build cache: everything is built anew (see below for what it "
+        "does not skip)",
+    )
     p.add_argument(
         "--pyodide-dir",
         type=Path,
@@ -52,9 +92,49 @@ def options_from(args: argparse.Namespace) -> BuildOptions:
     )
 
 
+def _not_a_folder(path: Path) -> str | None:
+    """Why `path` cannot be (or become) a folder, or None."""
+    if path.exists():
+        return None if path.is_dir() else "it is a file, not a folder"
+    ancestor = path.parent
+    while not ancestor.exists() and ancestor != ancestor.parent:
+        ancestor = ancestor.parent
+    return None if ancestor.is_dir() else f"{ancestor} is a file, not a folder"
+
+
+def refusals(args: argparse.Namespace, options: BuildOptions) -> list[str]:
+    """`error: …` lines for arguments the build must not go ahead with (checked before any work)."""
+    errors = []
+    for flag, folder in (("--content", options.content_dir), ("--theme", options.theme_dir)):
+        if not folder.is_dir():
+            what = "is a file, not a folder" if folder.exists() else "no such folder"
+            errors.append(f"error: {flag} {folder}: {what}")
+    if options.cache_dir is not None:
+        reason = _not_a_folder(options.cache_dir)
+        if reason:
+            errors.append(f"error: --cache-dir {options.cache_dir}: {reason}")
+    reason = output.output_refusal(options)
+    if reason:
+        errors.append(f"error: --out {options.out_dir}: {reason}")
+    if args.zip:
+        from .zipsite import ZIP_NAME, zip_refusal
+
+        reason = zip_refusal(
+            args.dist.resolve(), ZIP_NAME, output.protected(options) + [("output folder", options.out_dir, False)]
+        )
+        if reason:
+            errors.append(f"error: --dist {args.dist.resolve()}: {reason}")
+    return errors
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     options = options_from(args)
+    errors = refusals(args, options)
+    if errors:
+        for line in errors:
+            print(line, file=sys.stderr)
+        return 1
     if args.serve:
         from .serve import DevServer
 

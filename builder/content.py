@@ -17,6 +17,8 @@ import yaml
 
 from .errors import Code, Problems
 from .model import DEFAULT_KINDS, GlossaryTerm, PageKind, PlannedPage, SiteSource, SourcePage
+from .source_text import SourceTextError, control_characters, control_name, outside_folder, read_text
+from .strict_yaml import FastStrictLoader, StrictLoader, compose_and_load
 
 SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 
@@ -72,24 +74,19 @@ def rel_path(path: Path, root: Path) -> str:
 
 
 # libyaml (C) is ~10× faster than the pure-Python loader. Its error messages are worded differently, so a
-# document it rejects is parsed again by the pure-Python loader, whose message is the one reported.
-_FAST_LOADER = getattr(yaml, "CSafeLoader", None)
+# document it rejects is parsed again by the pure-Python loader, whose message is the one reported. Both refuse a
+# key given twice (builder/strict_yaml.py).
 
 
 def _compose_and_construct(text: str, loader_class: Any = None) -> tuple[Any, Any]:
     """(node tree, Python data) of one YAML document, parsed once: the node keeps every key's line."""
-    loader_class = loader_class or _FAST_LOADER or yaml.SafeLoader
-    loader = loader_class(text)
+    loader_class = loader_class or FastStrictLoader
     try:
-        node = loader.get_single_node()
-        data = loader.construct_document(node) if node is not None else None
+        return compose_and_load(text, loader_class)
     except yaml.YAMLError:
-        if loader_class is yaml.SafeLoader:
+        if loader_class is StrictLoader:
             raise
-        return _compose_and_construct(text, yaml.SafeLoader)
-    finally:
-        loader.dispose()
-    return node, data
+        return _compose_and_construct(text, StrictLoader)
 
 
 def _yaml_mapping(text: str, rel: str, line_offset: int, problems: Problems) -> tuple[dict, dict[str, int]] | None:
@@ -154,6 +151,27 @@ _loaded_pages: dict[tuple[str, str, str], SourcePage] = {}
 _LOADED_PAGES_LIMIT = 10_000
 
 
+def read_content_file(path: Path, content_dir: Path, root: Path, code: Code, problems: Problems) -> str | None:
+    """The text of a file of the content folder, or None with its problem reported: a file outside the content
+    folder (a symbolic link out of it) is refused, and one that is not UTF-8 names the line of its first bad byte."""
+    real = outside_folder(path, content_dir)
+    if real is not None:
+        problems.add(code, rel_path(path, root), None, outside_message(real, content_dir, root))
+        return None
+    try:
+        return read_text(path)
+    except SourceTextError as exc:
+        problems.add(code, rel_path(path, root), exc.line, exc.message)
+        return None
+
+
+def outside_message(real: Path, content_dir: Path, root: Path) -> str:
+    return (
+        f"it is a symbolic link to {real}, outside the content folder {rel_path(content_dir, root)}/: the build "
+        "reads only files inside it (copy the file in instead)"
+    )
+
+
 def unreadable(path: Path) -> str | None:
     """Why `path` (a `*.md` name in content/) is not a readable page file, or None."""
     if path.is_symlink() and not path.exists():
@@ -174,7 +192,7 @@ def intended_slug(path: Path) -> str:
     """The slug a page that failed to load meant to have (its front matter's `slug`, else its file name)."""
     try:
         fm, _, _ = split_front_matter(path.read_text(encoding="utf-8").removeprefix("\ufeff"))
-        slug = yaml.safe_load(fm).get("slug") if fm else None
+        slug = yaml.load(fm, Loader=yaml.SafeLoader).get("slug") if fm else None  # noqa: S506 - the safe loader
     except (OSError, UnicodeDecodeError, yaml.YAMLError, AttributeError):
         slug = None
     return slug if isinstance(slug, str) else path.stem
@@ -186,13 +204,15 @@ def load_page(path: Path, root: Path, problems: Problems) -> SourcePage | None:
     if reason is not None:
         problems.add(Code.FRONT_MATTER, rel_path(path, root), None, f"cannot read the page: it is {reason}")
         return None
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        problems.add(Code.FRONT_MATTER, rel_path(path, root), None, f"not valid UTF-8: {exc}")
+    real = outside_folder(path, path.parent)
+    if real is not None:
+        message = outside_message(real, path.parent, root)
+        problems.add(Code.FRONT_MATTER, rel_path(path, root), None, f"cannot read the page: {message}")
         return None
-    except OSError as exc:
-        problems.add(Code.FRONT_MATTER, rel_path(path, root), None, f"cannot read the page: {exc.strerror or exc}")
+    try:
+        text = read_text(path)
+    except SourceTextError as exc:
+        problems.add(Code.FRONT_MATTER, rel_path(path, root), exc.line, exc.message)
         return None
     memo_key = (str(path), str(root), text)
     known = _loaded_pages.get(memo_key)
@@ -210,6 +230,17 @@ def load_page(path: Path, root: Path, problems: Problems) -> SourcePage | None:
 def _parse_page(path: Path, root: Path, text: str, problems: Problems) -> SourcePage | None:
     rel = rel_path(path, root)
     text = text.removeprefix("\ufeff").replace("\r\n", "\n")  # a byte-order mark (Windows editors) is not content
+    controls = control_characters(text)
+    for line, column, char in controls[:3]:
+        problems.add(
+            Code.FRONT_MATTER,
+            rel,
+            line,
+            f"control character {control_name(char)} at column {column}: no editor shows it and HTML forbids it; "
+            "delete it",
+        )
+    if controls:
+        return None
     fm, body, body_line = split_front_matter(text)
     if fm is None:
         problems.add(Code.FRONT_MATTER, rel, 1, "missing front matter: a page starts with `---`, YAML, `---`")
@@ -262,9 +293,11 @@ def load_glossary(content_dir: Path, root: Path, problems: Problems) -> list[Glo
     if not path.exists():
         return []
     rel = rel_path(path, root)
+    text = read_content_file(path, content_dir, root, Code.GLOSSARY, problems)
+    if text is None:
+        return []
     try:
-        node = yaml.compose(path.read_text(encoding="utf-8"), Loader=yaml.SafeLoader)
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        node, data = compose_and_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         problems.add(Code.GLOSSARY, rel, mark.line + 1 if mark else None, f"not valid YAML: {exc}")
@@ -379,12 +412,22 @@ def load_site(content_dir: Path, root: Path, problems: Problems) -> SiteSource:
     site_rel = rel_path(site_file, root)
     before_site = len(problems)
     series, title, planned, kinds, strings = "", "", [], DEFAULT_KINDS, {}
+    if not content_dir.is_dir():
+        what = "it is a file, not a folder" if content_dir.exists() else "no such folder"
+        problems.add(
+            Code.SITE_CONFIG,
+            rel_path(content_dir, root),
+            None,
+            f"the content folder: {what} (--content names the folder holding site.yml and the pages)",
+        )
+        return SiteSource(root=root, content_dir=content_dir, series="", title="")
     if not site_file.exists():
         problems.add(
             Code.SITE_CONFIG, site_rel, None, "missing: content/site.yml holds `series:`, `title:` and `planned:`"
         )
     else:
-        parsed = _yaml_mapping(site_file.read_text(encoding="utf-8"), site_rel, 0, problems)
+        site_text = read_content_file(site_file, content_dir, root, Code.SITE_CONFIG, problems)
+        parsed = _yaml_mapping(site_text, site_rel, 0, problems) if site_text is not None else None
         if parsed is not None:
             data, lines = parsed
             schema = {
@@ -486,9 +529,19 @@ def load_site(content_dir: Path, root: Path, problems: Problems) -> SiteSource:
                 None,
                 f"planned slug '{plan.slug}' is already a page ({seen[plan.slug]}): remove it from `planned`",
             )
+    _check_index(site, unloaded, problems)
     for page in site.pages:
         for key in ("prev", "next"):
             target = page.meta.get(key)
+            if target == page.slug:
+                problems.add(
+                    Code.NAV,
+                    page.rel,
+                    page.meta["_lines"].get(key, 1),
+                    f"{key}: '{target}' is this page itself: name the page that comes "
+                    f"{'before' if key == 'prev' else 'after'} it, or remove `{key}:`",
+                )
+                continue
             # a target that is a page which failed to load, or maybe a planned page of a broken site.yml, is
             # not a second problem: the root cause is already reported
             if (
@@ -505,3 +558,35 @@ def load_site(content_dir: Path, root: Path, problems: Problems) -> SiteSource:
                     f"{key}: '{target}' is neither a page nor a planned page in content/site.yml",
                 )
     return site
+
+
+def _check_index(site: SiteSource, unloaded: set[str], problems: Problems) -> None:
+    """One home page: content/index.md (slug `index`, published as index.html, which every page links), of kind
+    `index`; no other page of that kind."""
+    home = site.page("index")
+    if home is None and "index" not in unloaded:
+        problems.add(
+            Code.NAV,
+            rel_path(site.content_dir / "index.md", site.root),
+            None,
+            "missing: every page links to the home page index.html (the course title in the header, the 404 page); "
+            "write content/index.md with `kind: index`",
+        )
+    for page in site.pages:
+        line = page.meta["_lines"].get("kind", page.meta["_lines"].get("slug", 1))
+        if page is home and page.meta.get("kind") != "index":
+            problems.add(
+                Code.NAV,
+                page.rel,
+                line,
+                f"the home page (slug `index`, index.html, which every page links) has kind `index`, not "
+                f"'{page.meta.get('kind')}'",
+            )
+        elif page is not home and page.meta.get("kind") == "index":
+            problems.add(
+                Code.NAV,
+                page.rel,
+                line,
+                "a second index page: only the home page (content/index.md, slug `index`) has `kind: index`; "
+                "give this page the kind of its section",
+            )

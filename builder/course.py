@@ -147,6 +147,20 @@ def course_name(content_dir: Path) -> tuple[str | None, int | None]:
     return None, None
 
 
+def _forget_elsewhere(name: str, folder: Path) -> None:
+    """A course package beside these pages that this process imported from another folder before (the same
+    project moved or copied, a second content folder in one long-lived process) is imported again from here."""
+    top = name.split(".")[0]
+    loaded = sys.modules.get(top)
+    here = folder / top
+    if loaded is None or not (here.is_dir() or here.with_suffix(".py").is_file()):
+        return
+    file = getattr(loaded, "__file__", None)
+    if file and not Path(file).resolve().is_relative_to(folder):
+        for module in [m for m in sys.modules if m == top or m.startswith(top + ".")]:
+            del sys.modules[module]
+
+
 @lru_cache(maxsize=8)
 def load_course(content_dir: Path, root: Path) -> Course:
     """The course named by `<content_dir>/site.yml` with its `setup` run once per process; raises CourseError."""
@@ -164,6 +178,7 @@ def load_course(content_dir: Path, root: Path) -> Course:
     folder = str(content_dir.resolve())
     if folder not in sys.path:
         sys.path.insert(0, folder)
+    _forget_elsewhere(name, content_dir.resolve())
     try:
         module = importlib.import_module(name)
     except ModuleNotFoundError as exc:

@@ -51,7 +51,8 @@ class Code(str, enum.Enum):
     IMAGE = "image"
     """A Markdown image is missing, is not a local file inside content/, or points outside the site."""
     OUTPUT = "output"
-    """The site could not be written (a full disk, no permission); the previous site is left as it was."""
+    """The site could not be written (a full disk, no permission), or the output folder is one the build must not
+    replace (its sources, a folder it did not make); the previous site is left as it was."""
     ASSET = "asset"
     """A front-end asset could not be built or copied."""
     GLOSSARY = "glossary"

@@ -2,7 +2,7 @@
 builder/pipeline.py `body_stages`): a page whose inputs are unchanged is restored, not rebuilt.
 
 A page's body (Markdown → HTML, with math, figures, widgets, code cells, quizzes) depends only on
-* the page file itself (front matter + body, its path and first body line),
+* the page file itself (front matter + body, its file name and first body line),
 * the build code and everything the plugins read: builder/, the course package and its browser packages,
   pyproject.toml (pinned library versions), every non-Markdown file of content/ (site.yml's planned
   pages, figures), the KaTeX version;
@@ -33,6 +33,7 @@ from .course import load_course
 from .errors import Problem, Problems
 from .katex import KATEX_VERSION
 from .model import BuildOptions, Page, PageFacts, SiteSource, SourcePage
+from .numerics import pin_blas_threads
 
 BUILDER_DIR = Path(__file__).resolve().parent
 POOL_MIN_PAGES = 48  # below this, starting workers costs more than it saves
@@ -54,13 +55,21 @@ def body_fingerprint(options: BuildOptions) -> str:
         cachestore.tree_digest(
             [BUILDER_DIR, *load_course(options.content_dir, root).code_paths(), root / "pyproject.toml"]
         ),
-        cachestore.tree_digest([options.content_dir], skip=lambda p: p.suffix == ".md"),
+        # every file but the pages, named within the content folder (wherever that lies, whatever its name)
+        cachestore.tree_digest(
+            sorted(p for p in options.content_dir.iterdir() if p.suffix != ".md" and p.name != "__pycache__"),
+            skip=lambda p: p.suffix == ".md",
+        )
+        if options.content_dir.is_dir()
+        else "",
     )
 
 
 def page_key(fingerprint: str, source: SourcePage) -> str:
+    """The page's file by its name and bytes, not by where the project lies: a moved or copied checkout keeps its
+    pages (its messages, which name the path, are never cached: a page with problems is built again)."""
     meta = json.dumps(source.meta, sort_keys=True, ensure_ascii=False, default=str)
-    return cachestore.digest("page", fingerprint, source.rel, str(source.body_line), meta, source.body)
+    return cachestore.digest("page", fingerprint, source.path.name, str(source.body_line), meta, source.body)
 
 
 def pages_key(pages: list[Page]) -> str:
@@ -123,6 +132,7 @@ _worker_parser: Any = None  # this worker's parser, made once (one parser and on
 
 def _init_worker(options: BuildOptions, make_parser: MakeParser) -> None:
     global _worker_parser
+    pin_blas_threads()  # the same numbers as the main process's (builder/numerics.py)
     _worker_parser = make_parser(options)
 
 

@@ -18,8 +18,9 @@ import jinja2
 import yaml
 
 from . import cache as cachestore
-from . import katex
+from . import katex, strict_yaml
 from .errors import Code, Problems
+from .markup_policy import in_script
 from .model import BuildOptions, Page, SiteSource
 
 CJK_RE = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
@@ -164,7 +165,7 @@ def course_data_json(entries: list[dict[str, Any]]) -> str:
 
     Only the index needs the whole course (cards, 继续学习); any other page gets just its own entry,
     so a page's size and cache key do not grow with the number of pages in the course."""
-    return json.dumps({"v": 1, "pages": entries}, ensure_ascii=False).replace("</", "<\\/")
+    return in_script(json.dumps({"v": 1, "pages": entries}, ensure_ascii=False))
 
 
 _environments: dict[tuple[str, str], jinja2.Environment] = {}  # (templates dir, their digest) → environment
@@ -205,7 +206,7 @@ def ui_strings(options: BuildOptions, site: SiteSource, problems: Problems) -> d
     """The theme's words (theme/strings.yml) with the site's replacements (site.yml `strings:`)."""
     path = options.theme_dir / "strings.yml"
     try:
-        strings = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        strings = strict_yaml.load(path.read_text(encoding="utf-8")) or {}
     except (OSError, yaml.YAMLError) as exc:
         problems.add(Code.TEMPLATE, str(path), None, f"the theme's strings cannot be read: {exc}")
         return {}
@@ -290,6 +291,7 @@ def render_pages(
         return cachestore.digest(
             shared_key,
             page.key,
+            page.source.rel,  # in the template context (page.source); the body's key names the file only
             repr(items[slug]),
             course_data_of(page),
             site_wide,

@@ -28,15 +28,25 @@ from .errors import AssetError, BuildFailed, Code, Problems
 from .katex.shared_paths import share_svg_paths
 from .markdown import check_answer_positions, create_markdown
 from .model import BuildOptions, BuildResult, Page, ParseContext, SiteSource, SourcePage
+from .numerics import one_blas_thread
 from .runtime import pyodide_source, python_runtime
 from .widgets import prepare_widget, quote_widget, render_widget
 
 
 def build_site(options: BuildOptions | None = None) -> BuildResult:
-    """Build the whole site; raises BuildFailed (with every problem) and leaves `out_dir` untouched on error."""
-    options = options or BuildOptions()
+    """Build the whole site; raises BuildFailed (with every problem) and leaves `out_dir` untouched on error.
+    NumPy's BLAS runs on one thread throughout, so the numbers do not depend on the machine (builder/numerics.py)."""
+    with one_blas_thread():
+        return _build_site(options or BuildOptions())
+
+
+def _build_site(options: BuildOptions) -> BuildResult:
     started = time.perf_counter()
     problems = Problems()
+    refused = output.output_refusal(options)  # before any work: the build never deletes what it did not make
+    if refused:
+        problems.add(Code.OUTPUT, str(options.out_dir), None, f"will not write the site here: {refused}")
+        raise BuildFailed(problems)
 
     pool = page_cache.early_pool(options, markdown_parser)  # workers start while the content loads (cold, large sites)
     try:
@@ -83,7 +93,8 @@ def build_site(options: BuildOptions | None = None) -> BuildResult:
 
 
 def load(options: BuildOptions, problems: Problems) -> SiteSource:
-    """content/site.yml and every page with its front matter (builder/content.py), cached by the content files."""
+    """content/site.yml, glossary.yml and every page with its front matter (builder/content.py), cached by those files
+    and the code that reads them."""
     key = cachestore.digest(
         "load",
         str(options.root),
@@ -93,9 +104,15 @@ def load(options: BuildOptions, problems: Problems) -> SiteSource:
                 Path(__file__).with_name("content.py"),
                 Path(__file__).with_name("errors.py"),
                 Path(__file__).with_name("model.py"),
+                Path(__file__).with_name("source_text.py"),
+                Path(__file__).with_name("strict_yaml.py"),
             ]
         ),
-        cachestore.tree_digest(sorted(options.content_dir.glob("*.md")) + [options.content_dir / "site.yml"]),
+        # every file load_site reads: the pages, site.yml and glossary.yml (its terms go to the search index)
+        cachestore.tree_digest(
+            sorted(options.content_dir.glob("*.md"))
+            + [options.content_dir / "site.yml", options.content_dir / "glossary.yml"]
+        ),
         # every *.md name, also of what tree_digest cannot hash (a folder, a broken link)
         *sorted(p.name for p in options.content_dir.glob("*.md")),
     )
@@ -268,6 +285,9 @@ def write(options: BuildOptions, files: dict[str, bytes], built: list[Page], pro
         output.write_site(files, options.out_dir, assets.output_writers(options, built, course))
     except AssetError as exc:
         problems.add(Code.ASSET, exc.path, None, str(exc))
+        raise BuildFailed(problems) from exc
+    except output.OutputRefused as exc:
+        problems.add(Code.OUTPUT, str(options.out_dir), None, f"will not write the site here: {exc}")
         raise BuildFailed(problems) from exc
     except OSError as exc:  # a full disk, no permission: output.write_site has removed its temporary folder
         problems.add(Code.OUTPUT, str(options.out_dir), None, f"cannot write the site: {exc.strerror or exc}")

@@ -15,6 +15,7 @@ import importlib.util
 import json
 import os
 import queue
+import re
 import shutil
 import subprocess
 import sys
@@ -203,7 +204,16 @@ def run_cells_in_child(cells: list[dict], packages: list[Path], timeout: float |
     timeout = CELL_TIMEOUT_S if timeout is None else timeout
     paths = sorted({str(p.parent) for p in packages})
     request = {"paths": paths, "prelude": PRELUDE, "cells": cells}
-    env = {**os.environ, "PYTHONHASHSEED": "0", "PYTHONIOENCODING": "utf-8", "PYTHONDONTWRITEBYTECODE": "1"}
+    env = {
+        **os.environ,
+        "PYTHONHASHSEED": "0",
+        "PYTHONIOENCODING": "utf-8",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        # one BLAS thread: the same numbers on every machine (builder/numerics.py)
+        "OPENBLAS_NUM_THREADS": "1",
+        "OMP_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+    }
     return _run_protocol(
         [sys.executable, "-c", "from builder.cells.executor import child_main; child_main()"],
         request,
@@ -286,6 +296,76 @@ def run_cells_in_pyodide(cells: list[dict], runtime: Runtime, timeout: float | N
         )
 
 
+def _result(line: str) -> dict | None:
+    """One cell's result line, or None when the line is not one (a runtime dying mid-cell writes anything)."""
+    try:
+        result = json.loads(line)
+    except ValueError:
+        return None
+    return result if isinstance(result, dict) and "error" in result else None
+
+
+EXIT_RE = re.compile(r"Program terminated with exit\((-?\d+)\)")
+OUT_OF_MEMORY = (
+    "Aborted(OOM)",
+    "Out of memory",
+    "out of memory",
+    "Cannot enlarge memory",
+    "Array buffer allocation failed",
+    "RangeError: WebAssembly.Memory",
+    "JavaScript heap out of memory",
+)
+STACK_LINE = re.compile(r"^\s*(at |\^|\.\.\.|Node\.js v|\{|\}|[\w$.]+: .*,$|/.*:\d+$)")
+
+
+def died(what: str, returncode: int | None, stderr: str) -> str:
+    """One short line on why the cells' process ended early (the words after "code cell 'x' "): what the cell did
+    when that is recognisable (an exit, memory, the sandbox), else the first line the process said that is not a
+    stack frame — never Node's or WebAssembly's stack itself."""
+    text = stderr.strip()
+    exited = EXIT_RE.search(text)
+    if exited or (what == "Python" and returncode and returncode > 0 and not text):
+        code = exited.group(1) if exited else returncode
+        return (
+            f"ended the {what} process with exit({code}) (os._exit?): a build-time cell must let Python finish; "
+            "raise an exception to stop it on purpose"
+        )
+    if any(marker in text for marker in OUT_OF_MEMORY):
+        return (
+            f"crashed the {what} process: it ran out of memory (WebAssembly gives Python at most 4 GB; a huge "
+            "figure or array?): make the data or the figure smaller"
+        )
+    if "ERR_ACCESS_DENIED" in text or "Access to this API has been restricted" in text:
+        resource = re.search(r"resource: '([^']*)'", text)
+        return (
+            "crashed: it tried to reach the host (a file outside the runtime, a process or the network), which "
+            "build-time cells cannot do" + (f" ({resource.group(1)})" if resource else "")
+        )
+    if returncode is not None and returncode < 0:
+        import signal  # noqa: PLC0415 - here only: this module also runs inside Pyodide
+
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = f"signal {-returncode}"
+        return f"crashed the {what} process ({name})"
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip() and not STACK_LINE.match(ln)]
+    if "fatal error was:" in text:  # Pyodide's own words ("… report this to the Pyodide maintainers") say nothing
+        cause = (
+            lines[lines.index("The cause of the fatal error was:") + 1 :]
+            if "The cause of the fatal error was:" in lines
+            else []
+        )
+        said = cause[0] if cause else "unknown"
+        return f"crashed the {what} runtime (a fatal error in WebAssembly: {_short(said)}); the cell's code caused it"
+    said = lines[0] if lines else ""
+    return f"crashed the {what} process (exit code {returncode})" + (f": {_short(said)}" if said else "")
+
+
+def _short(text: str, limit: int = 200) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def _run_protocol(
     cmd: list[str], request: dict, cells: list[dict], *, cwd: Path, env: dict, startup: float, timeout: float, what: str
 ) -> list[dict]:
@@ -333,24 +413,19 @@ def _run_protocol(
                 raise CellRunError(
                     running, f"{what} within {limit:g} s (infinite loop?); the build stopped it"
                 ) from None
-            if line is None:
-                proc.wait(timeout=5)
+            result = _result(line) if line is not None and step else None
+            if line is None or (step and result is None):  # the process ended, or broke the protocol dying
+                try:
+                    proc.wait(timeout=5)
+                except subprocess.TimeoutExpired:
+                    pass
                 # stdout's end can come before the stderr reader has stored what the process said last: wait for
                 # it (a loaded machine once reported a crash without its message)
                 stderr_pump.join(timeout=5)
-                tail = "".join(stderr_text).strip()
-                if "ERR_ACCESS_DENIED" in tail or "Access to this API has been restricted" in tail:
-                    tail = (
-                        "it tried to reach the host (a file outside the runtime, a process or the network), "
-                        "which build-time cells cannot do\n" + tail[-1500:]
-                    )
-                raise CellRunError(
-                    running,
-                    f"crashed the {what} process (exit code {proc.returncode})" + (f":\n{tail}" if tail else ""),
-                )
+                raise CellRunError(running, died(what, proc.returncode, "".join(stderr_text)))
             if step == 0:
                 continue
-            results.append(json.loads(line))
+            results.append(result)
             if results[-1]["error"] and not cells[step - 1]["expect_error"]:
                 break  # the child stops after an unexpected error, too
     finally:

@@ -13,6 +13,7 @@ from pygments.lexers import PythonLexer
 from pygments.token import STANDARD_TYPES
 from pygments.token import Token as PygmentsToken
 
+from ..markup_policy import in_script
 from ..model import Cell, CellOutput
 from .executor import PRELUDE
 
@@ -133,7 +134,7 @@ def _widget_html(spec: dict) -> str:
             f'<div class="heat-scroll"><table class="num-table"><caption>{escapeHtml(ex["title"])}（%）</caption>'
             f"<thead><tr><td></td>{head}</tr></thead><tbody>{body}</tbody></table></div>"
         )
-    payload = json.dumps(data, ensure_ascii=False, separators=(",", ":")).replace("</", "<\\/")
+    payload = in_script(json.dumps(data, ensure_ascii=False, separators=(",", ":")))
     return (
         f'<div class="widget cell-widget" data-widget="{escapeHtml(name)}"><div class="widget-body">{table}</div>'
         f'<script type="application/json" class="widget-data">{payload}</script></div>'

@@ -1,7 +1,7 @@
 """Stage: run cells — every page's code cells executed at build time, in page order (builder/cells/executor.py),
 their outputs cached by content: the key of a page's cells hashes the environment (the runtime's files, the
-course's browser packages, NumPy's version, the executor, the prelude) and every cell's id and source, so a warm
-build executes nothing.
+course's browser packages, NumPy's version, the executor, the prelude: by content, never by path) and every cell's
+id and source, so a warm build executes nothing, wherever the project lies.
 
 A cell that raises (unless marked :expect-error:), hangs or crashes the process is a build error at the line
 of the cell that failed.
@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 from .. import cache as cachestore
 from ..errors import Code
 from ..model import Cell, CellOutput, ParseContext
+from ..source_text import visible_controls
 from .executor import CELL_RUNTIME, PRELUDE, CellRunError, run_cells_in_child, run_cells_in_pyodide
 
 if TYPE_CHECKING:
@@ -51,8 +52,24 @@ class CellEnvironment:
         return cachestore.digest(
             json.dumps([sys.version_info[:2], numpy_version, h.hexdigest(), PRELUDE]),
             cachestore.tree_digest(code),
-            self.runtime.key if self.runtime else "cpython",
+            runtime_digest(self.runtime) if self.runtime else "cpython",
         )
+
+
+def runtime_digest(runtime: Runtime) -> str:
+    """The runtime by its content, not by where its files lie (`Runtime.key` names its cache folders, and a folder's
+    name may hold a path): the lock (every package's file name and sha256), what boots and preloads, and the bytes of
+    the files the lock does not hash."""
+    in_lock = {entry["file_name"] for entry in runtime.lock.get("packages", {}).values()}
+    return cachestore.digest(
+        runtime.lock_bytes(),
+        json.dumps([runtime.boot, runtime.preload]),
+        *(
+            name.encode() + b"\0" + cachestore.file_digest(path)
+            for name, path in sorted(runtime.files.items())
+            if name not in in_lock
+        ),
+    )
 
 
 def cache_keys(cells: list[Cell], env: CellEnvironment) -> list[str]:
@@ -105,10 +122,39 @@ def _apply(context: ParseContext, result: tuple[list[CellOutput], tuple[int, str
         cell.output = dataclasses.replace(
             output, chunks=[_figure_file(stream, text, context) for stream, text in output.chunks]
         )
+        _show_controls(cell, context)
     if failure is not None:
         index, message, offset = failure
         context.problems.add(
             Code.CELL, context.rel, context.line_offset + _fence_line(cells[index]) + 1 + offset, message
+        )
+
+
+def _show_controls(cell: Cell, context: ParseContext) -> None:
+    """Control characters a cell printed (NUL, ESC of a terminal colour, …) cannot be written into HTML: each is
+    shown as its visible picture (␀, ␛, …), and the page gets a warning at the cell saying so."""
+    output = cell.output
+    if output is None:
+        return
+    names: dict[str, None] = {}
+
+    def visible(text: str) -> str:
+        shown, found = visible_controls(text)
+        names.update(dict.fromkeys(found))
+        return shown
+
+    output.chunks = [(stream, text if stream == "display" else visible(text)) for stream, text in output.chunks]
+    if output.repr is not None:
+        output.repr = visible(output.repr)
+    if output.error:
+        output.error = {k: visible(v) if isinstance(v, str) else v for k, v in output.error.items()}
+    if names:
+        context.problems.warn(
+            Code.CELL,
+            context.rel,
+            context.line_offset + _fence_line(cell) + 1,
+            f"code cell '{cell.id}' printed control characters ({', '.join(names)}), which HTML cannot hold: the "
+            "page shows each as its symbol (␀, ␛, …)",
         )
 
 

@@ -10,6 +10,7 @@ Two engines run the very same KaTeX build and must produce byte-identical HTML (
 
 from __future__ import annotations
 
+import atexit
 import json
 import re
 from pathlib import Path
@@ -26,7 +27,22 @@ KATEX_JS = KATEX_DIST / "katex.min.js"
 # stays off) as its name in errorColor instead of throwing; this one colour, used for nothing else, lets
 # `untrusted_command` find it and make it a build error.
 UNTRUSTED_COLOR = "#cc0001"
-KATEX_OPTIONS = {"throwOnError": True, "strict": "ignore", "output": "htmlAndMathml", "errorColor": UNTRUSTED_COLOR}
+# maxSize: every size the author writes (\\rule, \\hspace, \\kern, \\raisebox, …) is capped at MAX_SIZE_EM, so one
+# formula cannot cover the page; a formula that reaches the cap is a build error (`oversized`, below). maxExpand is
+# KaTeX's default (1000 macro expansions: an expansion bomb is a parse error), not passed: pykatex then ignores the
+# other options.
+MAX_SIZE_EM = 30
+KATEX_OPTIONS = {
+    "throwOnError": True,
+    "strict": "ignore",
+    "output": "htmlAndMathml",
+    "errorColor": UNTRUSTED_COLOR,
+    "maxSize": MAX_SIZE_EM,
+}
+OVERSIZED = (
+    f"a size in the formula is larger than {MAX_SIZE_EM}em (\\rule, \\hspace, \\kern, \\raisebox, …): one formula "
+    "would cover the page; make it smaller"
+)
 UNTRUSTED_RE = re.compile(r"color:" + UNTRUSTED_COLOR + r';?">(\\[A-Za-z@]+)</span>')
 PARSE_ERROR_PREFIX = "KaTeX parse error: "
 
@@ -56,6 +72,12 @@ def render_formula(tex: str, display: bool) -> str:
     return pykatex.renderToString(tex, displayMode=display, **KATEX_OPTIONS)
 
 
+def oversized(tex: str, display: bool, html: str) -> bool:
+    """Did KaTeX cap a size of this formula? (It caps silently: the formula is typeset again with a cap one em
+    higher, and any difference is a size that reached it.)"""
+    return pykatex.renderToString(tex, displayMode=display, **{**KATEX_OPTIONS, "maxSize": MAX_SIZE_EM + 1}) != html
+
+
 class PykatexEngine:
     """KaTeX in QuickJS (pykatex): the reference engine."""
 
@@ -65,7 +87,8 @@ class PykatexEngine:
         out: list[tuple[str | None, str | None]] = []
         for tex, display in formulas:
             try:
-                out.append((render_formula(tex, display), None))
+                html = render_formula(tex, display)
+                out.append((None, OVERSIZED) if oversized(tex, display, html) else (html, None))
             except pykatex.ParseError as exc:
                 out.append((None, str(exc)))
             except RecursionError:
@@ -78,7 +101,9 @@ function __courseRenderBatch(json) {
   const options = %s;
   return JSON.stringify(JSON.parse(json).map(([tex, display]) => {
     try {
-      return [katex.renderToString(tex, Object.assign({displayMode: display}, options)), null];
+      const html = katex.renderToString(tex, Object.assign({displayMode: display}, options));
+      const higher = Object.assign({displayMode: display}, options, {maxSize: options.maxSize + 1});
+      return html === katex.renderToString(tex, higher) ? [html, null] : [null, %s];
     } catch (e) {
       if (e instanceof katex.ParseError) return [null, String(e.message)];
       if (e instanceof RangeError) return [null, "the formula is nested too deeply for KaTeX"];
@@ -86,7 +111,7 @@ function __courseRenderBatch(json) {
     }
   }));
 }
-""" % json.dumps(KATEX_OPTIONS)
+""" % (json.dumps(KATEX_OPTIONS), json.dumps(OVERSIZED))
 
 
 class V8Engine:
@@ -104,6 +129,9 @@ class V8Engine:
         self.ctx = MiniRacer()
         self.ctx.eval(source)
         self.ctx.eval(_V8_GLUE)
+        # Closed before the interpreter shuts down: left to the finaliser, V8's threads could be gone first and the
+        # process then hung at exit, its work done (1 run in 8 after a formula error, which keeps V8 busy).
+        atexit.register(self.ctx.close)
 
     def render_many(self, formulas: list[Formula]) -> list[tuple[str | None, str | None]]:
         out: list[tuple[str | None, str | None]] = []

@@ -1,13 +1,14 @@
 """Typesetting every formula of the site, once (`render_all`).
 
 Formulas are de-duplicated across pages and cached on disk by content hash (formula + display mode + KaTeX
-version + COMPACT_VERSION), so a rebuild only typesets formulas it has never seen. What is cached is KaTeX's
+version and options + COMPACT_VERSION), so a rebuild only typesets formulas it has never seen. What is cached is KaTeX's
 output made smaller by compact_katex_html (compact.py).
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -16,7 +17,10 @@ from pathlib import Path
 from builder.cache import connection
 
 from .compact import COMPACT_VERSION, compact_katex_html
-from .engines import KATEX_VERSION, Formula, MathEngine, default_engine, untrusted_command
+from .engines import KATEX_OPTIONS, KATEX_VERSION, Formula, MathEngine, default_engine, untrusted_command
+
+OPTIONS_KEY = f"{KATEX_VERSION} {json.dumps(KATEX_OPTIONS, sort_keys=True)}"
+"""What besides the TeX decides a formula's HTML: the KaTeX version and its options (part of every cache key)."""
 
 __all__ = ["Formula", "MathCache", "MathError", "render_all"]
 
@@ -42,7 +46,7 @@ class MathCache:
 
     @staticmethod
     def key(tex: str, display: bool) -> str:
-        return hashlib.sha256(f"{KATEX_VERSION}\0{COMPACT_VERSION}\0{int(display)}\0{tex}".encode()).hexdigest()
+        return hashlib.sha256(f"{OPTIONS_KEY}\0{COMPACT_VERSION}\0{int(display)}\0{tex}".encode()).hexdigest()
 
     def get_many(self, keys: list[str]) -> dict[str, str]:
         if self.db is None or not keys:

@@ -14,7 +14,7 @@ from markdown_it.token import Token
 from mdit_py_plugins.container import container_plugin
 
 from ..errors import Code
-from .directive import report
+from .directive import parse_inline_at, render_inline_tokens, report
 
 
 def _icon(body: str) -> str:
@@ -40,6 +40,17 @@ CALLOUT_KINDS: dict[str, tuple[str, str]] = {
 }
 
 
+def _kind_and_title(info: str) -> tuple[str, str]:
+    """(kind, the title as shown: "" for the kind's default). An author-supplied leading symbol (e.g. "❌ 老办法")
+    is dropped: the kind's icon says the same thing and renders everywhere, while emoji fonts are often missing."""
+    parts = info.strip().split(None, 1)
+    kind = parts[0] if parts else ""
+    title = parts[1].strip() if len(parts) > 1 else ""
+    if title[:1] and not title[0].isalnum() and ord(title[0]) > 0x2000:
+        title = title[1:].lstrip()
+    return kind, title
+
+
 def callout_plugin(md: MarkdownIt) -> None:
     def validate(params: str, *args: Any) -> bool:
         word = params.strip().split(" ", 1)[0]
@@ -49,26 +60,31 @@ def callout_plugin(md: MarkdownIt) -> None:
         token = tokens[idx]
         if token.nesting == -1:
             return "</div></aside>\n"
-        parts = token.info.strip().split(None, 1)
-        kind = parts[0]
-        title = parts[1].strip() if len(parts) > 1 else ""
+        kind, title = _kind_and_title(token.info)
         if kind not in CALLOUT_KINDS:
             report(env, Code.CALLOUT, token, f"unknown callout kind '{kind}' (known: {', '.join(CALLOUT_KINDS)})")
             kind = "note"
         default_title, icon = CALLOUT_KINDS[kind]
-        title = title or default_title
-        # An author-supplied leading symbol (e.g. "❌ 老办法") is dropped: the kind's icon says the same
-        # thing and renders everywhere, while emoji fonts are often missing.
-        if title[:1] and not title[0].isalnum() and ord(title[0]) > 0x2000:
-            title = title[1:].lstrip() or default_title
         icon_html = icon
-        title_html = md.renderInline(title, env)
+        parsed = token.meta.get("title")
+        title_html = render_inline_tokens(md, parsed, env) if parsed is not None else escapeHtml(title or default_title)
         return (
             f'<aside class="callout callout-{kind}" role="note">'
             f'<p class="callout-title">{icon_html}{title_html}</p><div class="callout-body">\n'
         )
 
     container_plugin(md, "callout", validate=validate, render=render)
+
+    def parse_titles(state: Any) -> None:
+        """A title is Markdown: parsed with the page (its formulas typeset, its links checked, problems at its
+        line), rendered with the box."""
+        for token in state.tokens:
+            if token.type == "container_callout_open" and token.map is not None:
+                title = _kind_and_title(token.info)[1]
+                if title:
+                    token.meta["title"] = parse_inline_at(md, title, state.env, token.map[0])
+
+    md.core.ruler.push("callout_titles", parse_titles)
 
     def render_compare(self: Any, tokens: Sequence[Token], idx: int, options: Any, env: dict) -> str:
         return '<div class="callout-compare">\n' if tokens[idx].nesting == 1 else "</div>\n"

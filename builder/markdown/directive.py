@@ -15,7 +15,7 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from ..errors import Code
-from ..model import parse_context
+from ..model import Link, ParseContext, parse_context
 
 DIRECTIVE_RE = re.compile(r"^\{([a-z][a-z0-9-]*)\}\s*(.*)$")
 
@@ -44,6 +44,26 @@ def inline_children(tokens: Sequence[Token]) -> Iterator[tuple[Token, int]]:
 def report(env: dict, code: Code, token: Token, message: str, offset: int = 0) -> None:
     context = parse_context(env)
     context.problems.add(code, context.rel, source_line(env, token, offset), message)
+
+
+def parse_inline_at(md: MarkdownIt, text: str, env: dict, line: int) -> list[Token]:
+    """Inline Markdown that belongs to a block (a callout's title, a figure's caption), parsed with the page, not
+    when the block is rendered: its formulas reach the math stage and its links the link checker, and whatever its
+    plugins report (raw HTML, a `javascript:` link, a synonym) names `line`, its own 0-based body line. Render the
+    tokens with `render_inline_tokens`."""
+    context = parse_context(env)
+    scratch = ParseContext(context.rel, context.line_offset + line, context.problems, context.planned_slugs)
+    scratch.scratch["inline_line"] = 0  # the glossary's synonym warnings (glossary.py)
+    tokens = md.parseInline(text, scratch.env())
+    context.facts.formulas.extend((f, line + at) for f, at in scratch.facts.formulas)
+    context.facts.links.extend(Link(link.href, line + link.line) for link in scratch.facts.links)
+    context.facts.images.update(scratch.facts.images)
+    return tokens
+
+
+def render_inline_tokens(md: MarkdownIt, tokens: list[Token], env: dict) -> str:
+    """HTML of tokens from `parse_inline_at`, rendered with the page's env (its typeset math)."""
+    return md.renderer.render(tokens, md.options, env)
 
 
 def register_directive(md: MarkdownIt, name: str, render: DirectiveRender) -> None:
@@ -85,6 +105,55 @@ def unknown_directive_plugin(md: MarkdownIt) -> None:
                     )
 
     md.core.ruler.push("unknown_directive", check)
+
+
+# Blocks left open: a `:::` callout (or `::::` row) or a ``` / ~~~ fence (code, a directive) with no closing line.
+# CommonMark and the container plugin close such a block at the end of the document (or of the list item or quote
+# holding it) without a word: the rest of the page silently disappears into the callout box or the code block. Here
+# that is an error at the opening line, saying how many lines it swallowed.
+
+KINDS = {"callout": "callout", "compare": "side-by-side row"}
+QUOTE_PREFIX = re.compile(r"^(?:[ \t]*>)*[ \t]*")
+
+
+def _closes(line: str, char: str, length: int) -> bool:
+    """Is `line` (without its quote markers and indent) a closing line of `length` or more `char`s?"""
+    text = QUOTE_PREFIX.sub("", line).rstrip()
+    return len(text) >= length and text == char * len(text)
+
+
+def unclosed_blocks_plugin(md: MarkdownIt) -> None:
+    def check(state: Any) -> None:
+        context = parse_context(state.env)
+        lines = state.src.split("\n")
+        for token in state.tokens:
+            if token.map is None or token.nesting == -1 or not token.markup:
+                continue
+            char = token.markup[0]
+            if token.type.startswith("container_") and token.nesting == 1:
+                end = token.map[1]  # the closing line's index when there is one
+                kind = token.type.removeprefix("container_").removesuffix("_open")
+                what = KINDS.get(kind, kind + " block")
+            elif token.nesting == 0 and char in "`~" and token.markup == char * len(token.markup):
+                end = token.map[1] - 1  # a fence's map ends after its closing line
+                what = "fence"
+            else:
+                continue
+            if end > token.map[0] and end < len(lines) and _closes(lines[end], char, len(token.markup)):
+                continue
+            swallowed = max(0, min(token.map[1], len(lines)) - token.map[0] - 1)
+            opening = QUOTE_PREFIX.sub("", lines[token.map[0]]).strip() if token.map[0] < len(lines) else token.markup
+            what = f'the {what} "{opening if len(opening) <= 40 else opening[:39] + "…"}" opened here'
+            context.problems.add(
+                Code.DIRECTIVE,
+                context.rel,
+                context.line_offset + token.map[0] + 1,
+                f"{what} is never closed: the {swallowed} line{'s' if swallowed != 1 else ''} after it, to the end "
+                f"of the {'page' if token.map[1] >= len(lines) - 1 else 'enclosing list or quote'}, would disappear "
+                f'into it; close it with a line "{token.markup}"',
+            )
+
+    md.core.ruler.after("block", "unclosed_blocks", check)
 
 
 def split_option_lines(content: str) -> tuple[list[tuple[int, str, str]], str, int]:

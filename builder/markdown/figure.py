@@ -1,21 +1,30 @@
 """Figures: ```{figure} figures/name.svg with a YAML body (`caption:`), inlined as accessible SVG.
 
 Inlining (rather than <img>) lets the drawing use the theme's CSS variables, so it follows dark mode.
-The SVG is checked: it must have <title> and <desc>, no scripts, no event handlers, nothing external.
+The SVG is checked: it must have <title> and <desc> and a viewBox, and pass the markup policy
+(builder/markup_policy.py: an allow-list of elements and attributes, CSS checked after unescaping, links only to
+its own #ids, no id the theme uses); the checked tree is what the page inlines.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from typing import Any
 
 import yaml
 from markdown_it import MarkdownIt
+from markdown_it.common.utils import escapeHtml
 from markdown_it.token import Token
 
+from .. import strict_yaml
 from ..errors import Code
-from .directive import register_directive, report
+from ..markup_policy import parse_svg, serialize_svg, svg_problems
+from ..reserved_ids import reserved_message
+from ..source_text import SourceTextError, read_text
+from .directive import parse_inline_at, register_directive, render_inline_tokens, report
 
 SVG_NS = "{http://www.w3.org/2000/svg}"
 FIGURE_OPTIONS = {"caption", "alt"}
@@ -35,40 +44,55 @@ def min_width_px(svg: str) -> int:
 
 def check_svg(text: str) -> str | None:
     """Return a reason the SVG is unacceptable, or None."""
+    reasons = svg_reasons(text)[0]
+    return reasons[0] if reasons else None
+
+
+def svg_reasons(text: str) -> tuple[list[str], ET.Element | None]:
+    """(every reason the SVG figure is unacceptable, its checked tree): the drawing's structure (title, desc,
+    viewBox: what screen readers and the layout need) and the markup policy (builder/markup_policy.py)."""
     try:
-        root = ET.fromstring(text)
-    except ET.ParseError as exc:
-        return f"not well-formed XML: {exc}"
+        root = parse_svg(text)
+    except ValueError as exc:
+        return [str(exc)], None
     if root.tag != SVG_NS + "svg":
-        return "root element is not <svg> in the SVG namespace"
+        return ["root element is not <svg> in the SVG namespace"], None
     children = [c for c in root if isinstance(c.tag, str)]
     tags = [c.tag.replace(SVG_NS, "") for c in children[:2]]
     if tags != ["title", "desc"]:
-        return "the first two children must be <title> and <desc> (screen readers read them)"
+        return ["the first two children must be <title> and <desc> (screen readers read them)"], None
     if not (children[0].text or "").strip() or not (children[1].text or "").strip():
-        return "<title> and <desc> must not be empty"
+        return ["<title> and <desc> must not be empty"], None
     if "viewBox" not in root.attrib:
-        return "the <svg> needs a viewBox"
+        return ["the <svg> needs a viewBox"], None
+    reasons = svg_problems(root)
     for el in root.iter():
-        tag = el.tag.replace(SVG_NS, "") if isinstance(el.tag, str) else ""
-        if tag in ("script", "foreignObject"):
-            return f"<{tag}> is not allowed"
-        for name, value in el.attrib.items():
-            local = name.split("}")[-1]
-            if local.lower().startswith("on"):
-                return f"event handler attribute '{local}' is not allowed"
-            if local == "href" and not value.startswith("#"):
-                return f"external reference '{value}' is not allowed (only #ids)"
-    return None
+        taken = reserved_message(el.get("id") or "")
+        if taken:
+            reasons.append(f"<{el.tag.replace(SVG_NS, '')}> {taken}")
+    return reasons, root
+
+
+def _lexically_inside(path: Path, folder: Path) -> bool:
+    """Is `path` inside `folder` as written (`..` resolved, symbolic links not followed)?"""
+    return Path(os.path.normpath(path.absolute())).is_relative_to(Path(os.path.normpath(folder.absolute())))
 
 
 def figure_plugin(md: MarkdownIt, *, content_dir: Path) -> None:
     def render(token: Token, env: dict) -> str:
         src = token.info.strip()
         try:
-            options = yaml.safe_load(token.content) if token.content.strip() else {}
+            options = strict_yaml.load(token.content) if token.content.strip() else {}
         except yaml.YAMLError as exc:
-            report(env, Code.FIGURE, token, f"figure options are not valid YAML: {exc}", offset=1)
+            mark = getattr(exc, "problem_mark", None)
+            problem = getattr(exc, "problem", None) or exc
+            report(
+                env,
+                Code.FIGURE,
+                token,
+                f"figure options are not valid YAML: {problem}",
+                offset=1 + (mark.line if mark else 0),
+            )
             return ""
         if not isinstance(options, dict):
             report(env, Code.FIGURE, token, "figure options must be `key: value` lines", offset=1)
@@ -84,25 +108,41 @@ def figure_plugin(md: MarkdownIt, *, content_dir: Path) -> None:
                     f"unknown figure option '{key}' (allowed: {', '.join(sorted(FIGURE_OPTIONS))})",
                     offset=offset,
                 )
-        path = (content_dir / src).resolve()
-        if not src or not path.is_relative_to(content_dir.resolve()) or path.suffix != ".svg":
+        written = content_dir / src
+        path = written.resolve()
+        if not src or not _lexically_inside(written, content_dir) or path.suffix != ".svg":
             report(env, Code.FIGURE, token, f"figure source must be an .svg file inside content/, got '{src}'")
+            return ""
+        if not path.is_relative_to(content_dir.resolve()):
+            report(
+                env,
+                Code.FIGURE,
+                token,
+                f"{src}: it is a symbolic link to {path}, outside the content folder: "
+                "the build reads only files inside it (copy the file in instead)",
+            )
             return ""
         if not path.exists():
             report(env, Code.FIGURE, token, f"figure file not found: {src}")
             return ""
-        text = path.read_text(encoding="utf-8")
-        reason = check_svg(text)
-        if reason:
-            report(env, Code.FIGURE, token, f"{src}: {reason}")
+        try:
+            text = read_text(path)
+        except SourceTextError as exc:
+            report(env, Code.FIGURE, token, f"{src}{f' line {exc.line}' if exc.line else ''}: {exc.message}")
             return ""
-        svg = re.sub(r"^\s*<\?xml[^>]*\?>\s*", "", text).strip()
-        svg = re.sub(r"<!--.*?-->", "", svg, flags=re.S)
+        reasons, root = svg_reasons(text)
+        if reasons or root is None:
+            for reason in reasons:
+                report(env, Code.FIGURE, token, f"{src}: {reason}")
+            return ""
+        svg = serialize_svg(root).replace(" />", "/>")  # what was checked is what is published
         if 'role="img"' not in svg[: svg.index(">")]:
             svg = svg.replace("<svg", '<svg role="img"', 1)
         svg = svg.replace("<svg", '<svg class="figure-svg" focusable="false"', 1)
         caption = options.get("caption")
-        cap_html = f"<figcaption>{md.renderInline(str(caption), env)}</figcaption>" if caption else ""
+        parsed = token.meta.get("caption")
+        cap_html = render_inline_tokens(md, parsed, env) if parsed is not None else escapeHtml(str(caption or ""))
+        cap_html = f"<figcaption>{cap_html}</figcaption>" if caption else ""
         # On a screen narrower than the drawing's minimum width the box scrolls sideways; theme/js/site/scroll-hint.js
         # then makes it focusable (arrow keys scroll it), fades the hidden side and shows the hint.
         scroll = (
@@ -112,3 +152,21 @@ def figure_plugin(md: MarkdownIt, *, content_dir: Path) -> None:
         return f'<figure class="figure">{scroll}{cap_html}</figure>\n'
 
     register_directive(md, "figure", render)
+
+    def parse_captions(state: Any) -> None:
+        """A caption is Markdown: parsed with the page (formulas typeset, links checked, problems at its line);
+        the options themselves are checked when the figure is rendered."""
+        for token in state.tokens:
+            if token.type != "figure" or token.map is None:
+                continue
+            try:
+                options = strict_yaml.load(token.content) if token.content.strip() else {}
+            except yaml.YAMLError:
+                continue
+            caption = options.get("caption") if isinstance(options, dict) else None
+            if caption:
+                lines = token.content.split("\n")
+                offset = 1 + next((i for i, ln in enumerate(lines) if ln.startswith("caption:")), 0)
+                token.meta["caption"] = parse_inline_at(md, str(caption), state.env, token.map[0] + offset)
+
+    md.core.ruler.after("directive_figure", "figure_captions", parse_captions)

@@ -17,6 +17,7 @@ from markdown_it.token import Token
 
 from ..errors import Code
 from ..model import Heading, parse_context
+from ..reserved_ids import reserved_id, reserved_message
 
 EXPLICIT_ID_RE = re.compile(r"\s*\{#([A-Za-z][\w-]*)\}\s*$")
 
@@ -30,7 +31,8 @@ def slugify(text: str) -> str:
 
 def headings_plugin(md: MarkdownIt, *, min_level: int = 2, max_level: int = 3, permalink: bool = True) -> None:
     def assign_ids(state: Any) -> None:
-        facts = parse_context(state.env).facts
+        context = parse_context(state.env)
+        facts = context.facts
         used = facts.heading_ids
         tokens = state.tokens
         for i, token in enumerate(tokens):
@@ -50,15 +52,27 @@ def headings_plugin(md: MarkdownIt, *, min_level: int = 2, max_level: int = 3, p
                 c.content for c in (inline.children or []) if c.type in ("text", "code_inline", "math_inline")
             )
             base = explicit or slugify(text)
+            line = context.line_offset + (token.map[0] if token.map else 0) + 1
+            taken = reserved_message(base, "heading")
+            if taken and explicit:
+                context.problems.add(Code.HEADING, context.rel, line, f"heading {taken}")
+            elif taken:  # an automatic id the theme uses: this heading gets another (a link to it is checked)
+                context.problems.warn(
+                    Code.HEADING,
+                    context.rel,
+                    line,
+                    f"heading id '{base}' would be one the theme uses ({reserved_id(base)}); this heading gets "
+                    f"'s-{base}' (give it an explicit id: `## 标题 {{#my-id}}`)",
+                )
+                base = f"s-{base}"
             ident, n = base, 1
             while ident in used:
                 ident, n = f"{base}-{n}", n + 1
             if ident != base:
-                context = parse_context(state.env)
                 context.problems.warn(
                     Code.HEADING,
                     context.rel,
-                    context.line_offset + (token.map[0] if token.map else 0) + 1,
+                    line,
                     f"heading id '{base}' is already used on this page; this heading gets '{ident}' "
                     f"(give it an explicit id: `## 标题 {{#my-id}}`)",
                 )

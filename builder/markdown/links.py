@@ -15,11 +15,13 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from ..errors import Code
+from ..markup_policy import LINK_SCHEMES, url_scheme
 from ..model import Link, parse_context
 from .directive import inline_children
 
 SCHEME_RE = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
-UNSAFE_SCHEMES = ("file:", "javascript:", "vbscript:", "data:")  # a reader's own disk, or script: never linked
+# A link goes to a page of the site, or out by http(s) or mailto: any other scheme (javascript:, data:, file:, …)
+# is an error.
 
 
 def is_internal(href: str) -> bool:
@@ -41,13 +43,14 @@ def links_plugin(md: MarkdownIt) -> None:
         for child, line in inline_children(state.tokens):
             if child.type == "link_open":
                 href = str(child.attrGet("href") or "")
-                if href.lower().startswith(UNSAFE_SCHEMES):
+                scheme = url_scheme(href)  # as the browser reads it (builder/markup_policy.py)
+                if scheme is not None and scheme not in LINK_SCHEMES:
                     context = parse_context(state.env)
                     context.problems.add(
                         Code.LINK,
                         context.rel,
                         context.line_offset + line + 1,
-                        f"link '{unquote(href)}': '{href.split(':')[0].lower()}:' URLs are not "
+                        f"link '{unquote(href)}': '{scheme}:' URLs are not "
                         "allowed (link a page of the site or an https:// address)",
                     )
                 elif is_internal(href):

@@ -18,7 +18,7 @@ from markdown_it import MarkdownIt
 from ..model import GlossaryTerm
 from .callout import callout_plugin
 from .code_cell import code_cell_plugin
-from .directive import unknown_directive_plugin
+from .directive import unclosed_blocks_plugin, unknown_directive_plugin
 from .figure import figure_plugin
 from .glossary import glossary_plugin
 from .headings import headings_plugin
@@ -56,6 +56,7 @@ def create_markdown(
     math_plugin(md)
     math_nobreak_plugin(md)
     callout_plugin(md)
+    unclosed_blocks_plugin(md)
     headings_plugin(md)
     links_plugin(md)
     raw_html_plugin(md)

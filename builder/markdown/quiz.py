@@ -30,6 +30,7 @@ from markdown_it.token import Token
 
 from ..errors import Code, Problems
 from ..model import Link, Page, ParseContext, QuizAnswer, parse_context
+from ..strict_yaml import compose_and_load
 from .directive import register_directive, report
 
 QUIZ_KEYS = ("id", "question", "type", "options", "explanation", "tell-count")
@@ -137,10 +138,12 @@ def quiz_plugin(md: MarkdownIt, *, render: QuizRender | None = None) -> None:
     def parse_inline(text: str, env: dict, token: Token, body_line: int) -> InlineText:
         """Parse a quiz string as inline Markdown and hand its formulas and links to the page's stages."""
         context = parse_context(env)
-        scratch = ParseContext(context.rel, context.line_offset, context.problems, context.planned_slugs)
         # token.map[0] is the fence line; the YAML body starts on the line after it.
         base = (token.map[0] if token.map else 0) + 1 + body_line
-        scratch.scratch["inline_line"] = base  # where the glossary check (glossary.py) reports a synonym
+        # The string's own line is the scratch context's first line: every plugin that reports a problem in it (a
+        # `javascript:` link, an image from outside, a synonym) names that line, not the quiz's or the page's.
+        scratch = ParseContext(context.rel, context.line_offset + base, context.problems, context.planned_slugs)
+        scratch.scratch["inline_line"] = 0  # where the glossary check (glossary.py) reports a synonym
         # Quiz strings are text with Markdown, never raw HTML: `<b>` in a question shows as typed.
         html_allowed = md.options.get("html", False)
         md.options["html"] = False
@@ -159,8 +162,7 @@ def quiz_plugin(md: MarkdownIt, *, render: QuizRender | None = None) -> None:
             report(env, Code.QUIZ, token, message, offset=line + 1)
 
         try:
-            root = yaml.compose(token.content, Loader=yaml.SafeLoader)
-            data = yaml.safe_load(token.content)
+            root, data = compose_and_load(token.content)
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             problem(f"quiz is not valid YAML: {getattr(exc, 'problem', None) or exc}", mark.line if mark else 0)

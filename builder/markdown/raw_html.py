@@ -23,7 +23,9 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from ..errors import Code
+from ..markup_policy import LINK_SCHEMES, css_problems, is_outside, url_scheme
 from ..model import parse_context
+from ..reserved_ids import reserved_message
 
 SAFE_TAGS = set(nh3.ALLOWED_TAGS) | {"img", "picture", "source", "section"}
 ATTRIBUTES = {
@@ -41,22 +43,13 @@ ATTRIBUTES = {
     "data": {"value"},
     "abbr": {"title"},
 }
-URL_SCHEMES = {"http", "https", "mailto"}
+URL_SCHEMES = LINK_SCHEMES
 RESOURCE_ATTRIBUTES = {"src", "srcset"}  # attributes the browser fetches (nh3 drops every other kind)
-CSS_URL_RE = re.compile(r"""url\(\s*['"]?([^'")]*)""", re.I)
-SCHEME_RE = re.compile(r"^\s*([a-zA-Z][a-zA-Z0-9+.-]*):")
-
-
-def is_outside(url: str) -> bool:
-    """True for a URL that leaves the site: one with a scheme (https:, data:, file:, …) or `//host/…`."""
-    return bool(SCHEME_RE.match(url)) or url.strip().startswith("//")
 
 
 def resource_urls(attr: str, value: str) -> list[str]:
     if attr == "srcset":
         return [part.strip().split()[0] for part in value.split(",") if part.strip()]
-    if attr == "style":
-        return CSS_URL_RE.findall(value)
     return [value]
 
 
@@ -87,7 +80,12 @@ def judge_tag(text: str, tag: str, attrs: list[tuple[str, str | None]]) -> tuple
     outside: list[str] = []
 
     def keep(element: str, attr: str, value: str) -> str | None:
-        if attr in RESOURCE_ATTRIBUTES or attr == "style":
+        if attr == "style":  # the one CSS rule of figures and raw HTML alike (builder/markup_policy.py)
+            css = css_problems(value)
+            if css:
+                outside.append(f"<{element} {attr}> {css[0]}")
+                return None
+        elif attr in RESOURCE_ATTRIBUTES:
             urls = [u for u in resource_urls(attr, value) if is_outside(u)]
             if urls:
                 outside.append(f"<{element} {attr}> loads '{urls[0]}' from outside the site")
@@ -108,13 +106,17 @@ def judge_tag(text: str, tag: str, attrs: list[tuple[str, str | None]]) -> tuple
     for name, value in attrs:
         if name in kept or any(r.startswith(f"<{tag} {name}>") for r in outside):
             continue
-        scheme = SCHEME_RE.match(value or "")
+        scheme = url_scheme(value or "")
         if name.startswith("on"):
             reasons.append(f"event handler attribute '{name}' is not allowed")
-        elif scheme and scheme.group(1).lower() not in URL_SCHEMES:
-            reasons.append(f"'{scheme.group(1).lower()}:' URL in <{tag} {name}> is not allowed")
+        elif scheme and scheme not in URL_SCHEMES:
+            reasons.append(f"'{scheme}:' URL in <{tag} {name}> is not allowed")
         else:
             reasons.append(f"attribute '{name}' is not allowed on <{tag}>")
+    for name, value in attrs:
+        taken = reserved_message(value or "") if name == "id" else None
+        if taken:
+            reasons.append(f"<{tag}> {taken}")
     if tag == "a" and is_outside(kept.get("href") or ""):  # an external link: published with nh3's rel
         return reasons, re.sub(rf"</{tag}>$", "", cleaned)
     return reasons, text

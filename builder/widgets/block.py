@@ -11,6 +11,7 @@ from typing import Any
 import yaml
 from markdown_it.common.utils import escapeHtml
 
+from .. import strict_yaml
 from .fallback import embed_json
 from .schema import OptionError, Widget, WidgetDataError
 
@@ -69,7 +70,7 @@ def prepare_widget(
         )
         return None
     try:
-        raw = yaml.safe_load(body) if body.strip() else {}
+        raw = strict_yaml.load(body) if body.strip() else {}
         lines = _option_lines(body) if body.strip() else {}
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)

@@ -12,6 +12,8 @@ from typing import Any
 import numpy as np
 from markdown_it.common.utils import escapeHtml
 
+from ..markup_policy import in_script
+
 SIGNIFICANT_DIGITS = 6
 
 
@@ -38,7 +40,7 @@ def embed_json(data: Any) -> str:
     """JSON for a `<script type="application/json">`: compact, rounded, `<` escaped so no `</script>`
     or `<!--` inside the data can end or confuse the script element."""
     text = json.dumps(round_significant(data), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-    return text.replace("<", "\\u003c")
+    return in_script(text)
 
 
 def percent(weight: float) -> int:

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from builder.output import MARKER, MARKER_TEXT
+
 
 @pytest.fixture
 def previous_site(tmp_path: Path) -> Path:
@@ -13,4 +15,5 @@ def previous_site(tmp_path: Path) -> Path:
     out = tmp_path / "site"
     out.mkdir()
     (out / "index.html").write_text("previous build", encoding="utf-8")
+    (out / MARKER).write_bytes(MARKER_TEXT)  # a folder a build made: the only kind a build replaces
     return out

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from builder.output import MARKER, MARKER_TEXT
 from tests.conftest import ROOT, BuildFailed, build
 
 
@@ -22,7 +23,7 @@ def rel(content: Path, name: str) -> str:
 
 
 def assert_untouched(out: Path) -> None:
-    assert sorted(p.name for p in out.iterdir()) == ["index.html"]
+    assert sorted(p.name for p in out.iterdir() if p.name != MARKER) == ["index.html"]
     assert (out / "index.html").read_text(encoding="utf-8") == "previous build"
     leftovers = [p.name for p in out.parent.iterdir() if p.name.startswith(".site.")]
     assert leftovers == [], f"temporary folders left behind: {leftovers}"

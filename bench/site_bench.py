@@ -406,6 +406,37 @@ def offline_weight(site: Path) -> dict:
     return {"site_bytes": tree(site), "python_bytes": tree(py) if py.is_dir() else 0, "zip_bytes": zip_bytes}
 
 
+SEARCH_QUERIES = ("缩放", "softmax", "注意力机制")
+
+
+def measure_search(browser, url: str, site: Path) -> dict:
+    """The in-page search's latency (window.Course.search.search, the function every keystroke calls): median ms of
+    20 calls per query, after one warm-up call (the index is loaded), and the index's size."""
+    context, page = new_page(browser)
+    page.goto(url)
+    page.wait_for_function("window.Course && window.Course.search")
+    medians = page.evaluate(
+        """async (queries) => {
+        const out = {};
+        for (const q of queries) {
+            await window.Course.search.search(q);
+            const times = [];
+            for (let i = 0; i < 20; i++) {
+                const t0 = performance.now();
+                await window.Course.search.search(q);
+                times.push(performance.now() - t0);
+            }
+            times.sort((a, b) => a - b);
+            out[q] = (times[9] + times[10]) / 2;
+        }
+        return out;
+    }""",
+        list(SEARCH_QUERIES),
+    )
+    context.close()
+    return {"median_ms": medians, "index_bytes": (site / "assets" / "search-index.js").stat().st_size}
+
+
 def median_load(browser, url: str, runs: int, site: Path) -> dict:
     samples = [measure_load(browser, url, site) for _ in range(runs)]
     med = statistics.median
@@ -688,6 +719,8 @@ def main() -> int:
         if args.figure_only:
             args.python_only = True
             cell_page = None
+        if not args.python_only:
+            report["search"] = measure_search(browser, bases["http"] + pages[0], site)
         for name in [] if args.python_only else pages:
             for scheme, base in bases.items():
                 report["pages"].setdefault(name, {})[scheme] = median_load(browser, base + name, args.runs, site)
@@ -719,6 +752,13 @@ def main() -> int:
                 f"| {name} | {scheme} | {kb(raw)} / {kb(gz)} | {kb(font)} | {m['dcl_ms']:.0f} | {ready} | "
                 f"{m['cls']:.4f} | {m['long_tasks']} ({m['long_task_max_ms']:.0f}) |"
             )
+    if report.get("search"):
+        s = report["search"]
+        lines += [
+            "",
+            f"search (index {kb(s['index_bytes'])} KB), median ms of 20 calls: "
+            + ", ".join(f"{q} {ms:.2f}" for q, ms in s["median_ms"].items()),
+        ]
     if report["python"]:
         load = report["machine"]
         lines += [

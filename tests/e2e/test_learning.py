@@ -7,7 +7,6 @@ HTML, never from the implementation under test.
 from __future__ import annotations
 
 import re
-import statistics
 from pathlib import Path
 from urllib.parse import unquote
 
@@ -15,7 +14,6 @@ import pytest
 import yaml
 
 from tests.conftest import ROOT
-from tests.e2e.conftest import artifact
 
 pytestmark = pytest.mark.e2e
 
@@ -322,7 +320,7 @@ def test_chinese_search_finds_headings_and_enter_opens_the_anchor(page, built_si
     assert not [url for url, kind in requests if kind in ("fetch", "xhr") and "/assets/python/" not in url]
 
 
-def test_latin_search_focus_trap_escape_and_latency(page, built_site):
+def test_latin_search_focus_trap_and_escape(page, built_site):
     page.goto(page.base + "module-05-attention.html")
     opener = page.locator(".search-open")
     assert opener.is_visible() and opener.inner_text().startswith("搜索")
@@ -357,24 +355,6 @@ def test_latin_search_focus_trap_escape_and_latency(page, built_site):
     page.keyboard.type("zzqqxx")
     page.wait_for_function("document.querySelector('.search-status').textContent.includes('没有找到')")
     assert page.locator(".search-results [role='option']").count() == 0
-
-    # Latency of a 2-character Chinese query, in the browser (median of 20).
-    times = page.evaluate("""() => {
-        const out = [];
-        for (let i = 0; i < 20; i++) {
-            const t0 = performance.now();
-            const r = window.Course.search.search('缩放');
-            out.push(performance.now() - t0);
-            if (!r.length) throw new Error('no results');
-        }
-        return out;
-    }""")
-    median = statistics.median(times)
-    index_bytes = (built_site / "assets" / "search-index.js").stat().st_size
-    artifact("search-metrics.txt").write_text(
-        f"index_bytes={index_bytes}\nmedian_ms_缩放={median:.3f}\n", encoding="utf-8"
-    )
-    assert median < 50
 
 
 # ------------------------------------------------------------------------------------------- reading aids

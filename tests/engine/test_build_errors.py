@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from builder.output import MARKER, MARKER_TEXT
+from builder.output import MARKER
 from tests.conftest import ROOT, BuildFailed, build
 
 

@@ -22,8 +22,8 @@ import pytest
 from builder import assets, cache, pipeline
 from builder.cells import run as cells_run
 from builder.katex import site_assets, typeset
-from tests.engine.guard_course import write_course
 from tests.conftest import ROOT
+from tests.engine.guard_course import write_course
 
 pytestmark = pytest.mark.timeout(1200)
 

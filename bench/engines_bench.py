@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
-"""Click → first output of a page's first code cell, in Firefox and WebKit (WebDriver), over http and file://.
+r"""Click → first output of a page's first code cell, in Firefox and WebKit (WebDriver), over http and file://.
 
 Each round starts a fresh browser (cold: nothing cached), runs the cell, then loads the page again in the same
 browser and runs it again (warm), then times 停止 on a runaway loop until `print(6*7)` answers. Medians per engine
 and transport, with the load average of each round (the machine is shared: quote it).
 
-    .venv/bin/python bench/engines_bench.py --runs 3 [--site site] [--engines firefox webkit] [--page module-05-attention.html]
+    .venv/bin/python bench/engines_bench.py --runs 3 [--site site] [--engines firefox webkit] \
+        [--page module-05-attention.html]
 
 WebKit needs a display: run it under `xvfb-run -a` (tests/engines/conftest.py starts its own Xvfb instead).
 Chromium is measured by bench/site_bench.py (Playwright), the same way.
@@ -75,7 +76,8 @@ def main() -> int:
     print("| --- | ---: | ---: | ---: |")
     for key, s in samples.items():
         print(
-            f"| {key} | {med(s['cold']) / 1000:.2f} s | {med(s['warm']) / 1000:.2f} s | {med(s['stop_to_output']) / 1000:.2f} s |"
+            f"| {key} | {med(s['cold']) / 1000:.2f} s | {med(s['warm']) / 1000:.2f} s | "
+            f"{med(s['stop_to_output']) / 1000:.2f} s |"
         )
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps({"loads": loads, "samples": samples}, indent=1), "utf-8")

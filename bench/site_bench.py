@@ -60,9 +60,13 @@ BUDGETS = {
 INIT_SCRIPT = """
 window.__bench = {cls: 0, longTasks: [], widgetReady: null};
 try {
-  new PerformanceObserver((list) => { for (const e of list.getEntries()) if (!e.hadRecentInput) __bench.cls += e.value; })
+  new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) if (!e.hadRecentInput) __bench.cls += e.value;
+  })
     .observe({type: 'layout-shift', buffered: true});
-  new PerformanceObserver((list) => { for (const e of list.getEntries()) __bench.longTasks.push([e.startTime, e.duration]); })
+  new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) __bench.longTasks.push([e.startTime, e.duration]);
+  })
     .observe({type: 'longtask', buffered: true});
 } catch (e) {}
 const __mo = new MutationObserver(() => {
@@ -203,7 +207,7 @@ def python_context(playwright, browser, profile: str):
 
 def measure_python(new_context, url: str, runs: int, site: Path) -> dict:
     cold, warm, stop_ready, stop_output, long_task_max, first_run_bytes = [], [], [], [], [], None
-    for i in range(runs):
+    for _ in range(runs):
         context, page, cleanup = new_context()
         traffic = Traffic(page, site)
         page.goto(url, wait_until="load")
@@ -263,12 +267,16 @@ async (index) => {
   const t0 = performance.now();
   // A cell that fails (or never draws) ends the wait with its status, instead of hanging the benchmark.
   const done = new Promise((resolve, reject) => {
-    const give_up = setTimeout(() => { mo.disconnect(); reject(new Error('no figure after 180 s: ' + status())); }, 180000);
+    const give_up = setTimeout(() => {
+      mo.disconnect(); reject(new Error('no figure after 180 s: ' + status()));
+    }, 180000);
     const status = () => (cell.querySelector('.cell-status') || {}).textContent || '';
     const mo = new MutationObserver(() => {
       const img = cell.querySelector('img.cell-figure[src^="blob:"]');
       if (img) { mo.disconnect(); clearTimeout(give_up); img.decode().then(() => resolve(performance.now() - t0)); }
-      else if (/出错|无法/.test(status())) { mo.disconnect(); clearTimeout(give_up); reject(new Error('the cell failed: ' + status())); }
+      else if (/出错|无法/.test(status())) {
+        mo.disconnect(); clearTimeout(give_up); reject(new Error('the cell failed: ' + status()));
+      }
     });
     mo.observe(cell, {subtree: true, childList: true, attributes: true, characterData: true});
   });
@@ -460,9 +468,13 @@ PHONE_BUDGETS = {"tbt_ms": 200, "long_task_max_ms": 150, "lcp_ms": 2500, "cls": 
 PHONE_INIT_SCRIPT = """
 window.__phone = {cls: 0, longTasks: [], lcp: null};
 try {
-  new PerformanceObserver((list) => { for (const e of list.getEntries()) if (!e.hadRecentInput) __phone.cls += e.value; })
+  new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) if (!e.hadRecentInput) __phone.cls += e.value;
+  })
     .observe({type: 'layout-shift', buffered: true});
-  new PerformanceObserver((list) => { for (const e of list.getEntries()) __phone.longTasks.push([e.startTime, e.duration]); })
+  new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) __phone.longTasks.push([e.startTime, e.duration]);
+  })
     .observe({type: 'longtask', buffered: true});
   new PerformanceObserver((list) => { for (const e of list.getEntries()) __phone.lcp = e.startTime; })
     .observe({type: 'largest-contentful-paint', buffered: true});
@@ -480,9 +492,9 @@ TRACE_CATEGORIES = ["toplevel", "devtools.timeline", "loading"]
 
 
 def main_thread_tasks(trace: bytes, url: str) -> tuple[list[tuple[float, float, float]], float | None]:
-    """The page's main-thread tasks from a Chromium trace, as (start, duration, thread CPU time) in ms from the first task,
-    and the load event's time on the same clock.  Every top-level task counts — parsing, style, layout and
-    paint included (the Long Tasks API does not report the rendering steps, which are most of the work here)."""
+    """The page's main-thread tasks from a Chromium trace, as (start, duration, thread CPU time) in ms from the
+    first task, and the load event's time on the same clock.  Every top-level task counts — parsing, style, layout
+    and paint included (the Long Tasks API does not report the rendering steps, which are most of the work here)."""
     events = json.loads(trace)["traceEvents"]
     pid = next(
         (
@@ -557,7 +569,8 @@ def measure_phone(browser, url: str, site: Path) -> dict:
       const nav = performance.getEntriesByType('navigation')[0];
       const end = nav.loadEventEnd + after;
       const tasks = window.__phone.longTasks.filter(([s]) => s < end);
-      return {load: nav.loadEventEnd, dcl: nav.domContentLoadedEventStart, lcp: window.__phone.lcp, cls: window.__phone.cls,
+      return {load: nav.loadEventEnd, dcl: nav.domContentLoadedEventStart,
+              lcp: window.__phone.lcp, cls: window.__phone.cls,
               api_tbt: tasks.reduce((sum, [, d]) => sum + Math.max(0, d - 50), 0),
               api_longest: tasks.reduce((max, [, d]) => Math.max(max, d), 0),
               dom: document.getElementsByTagName('*').length};
@@ -625,14 +638,16 @@ def median_phone(browser, url: str, runs: int, site: Path) -> dict:
 
 def phone_table(report: dict) -> str:
     lines = [
-        "| page | TBT ms | longest task ms (worst) | CPU-time TBT / longest ms | LCP ms | CLS (max) | DOM elements | first view KiB raw (HTML+CSS+JS+Python, no fonts) | fonts KiB |",
+        "| page | TBT ms | longest task ms (worst) | CPU-time TBT / longest ms | LCP ms | CLS (max) | DOM elements "
+        "| first view KiB raw (HTML+CSS+JS+Python, no fonts) | fonts KiB |",
         "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for name, m in report["pages"].items():
         lines.append(
             f"| {name} | {m['tbt_ms']:.0f} | {m['long_task_max_ms']:.0f} ({m['long_task_max_ms_worst']:.0f}) | "
             f"{m['cpu_tbt_ms']:.0f} / {m['cpu_longest_ms']:.0f} | "
-            f"{m['lcp_ms']:.0f} | {m['cls']:.4f} | {m['dom_elements']} | {kb(m['first_view_raw'])} | {kb(m['fonts_raw'])} |"
+            f"{m['lcp_ms']:.0f} | {m['cls']:.4f} | {m['dom_elements']} | "
+            f"{kb(m['first_view_raw'])} | {kb(m['fonts_raw'])} |"
         )
     return "\n".join(lines)
 
@@ -740,7 +755,8 @@ def main() -> int:
     report["weight"] = offline_weight(site)
 
     lines = [
-        "| page | via | first view KB raw / gzip (excl. Pyodide) | fonts KB | DCL ms | widget ready ms after DCL | CLS | long tasks (max ms) |",
+        "| page | via | first view KB raw / gzip (excl. Pyodide) | fonts KB | DCL ms | widget ready ms after DCL "
+        "| CLS | long tasks (max ms) |",
         "| --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for name, by in report["pages"].items():
@@ -766,7 +782,8 @@ def main() -> int:
             f"Python cells ({report['python']['page']}), medians of {args.runs}, {report['python_profile']} "
             f"profile, load avg {load['loadavg_start'][0]:.1f} → {load['loadavg_end'][0]:.1f}:",
             "",
-            "| via | bytes on first Run (raw / gzip) | click → first output cold | warm | longest task while loading | 停止 → ready | 停止 → print(1+1) |",
+            "| via | bytes on first Run (raw / gzip) | click → first output cold | warm | longest task while loading "
+            "| 停止 → ready | 停止 → print(1+1) |",
             "| --- | --- | --- | --- | --- | --- | --- |",
         ]
         for scheme in ("http", "file"):

@@ -2,8 +2,8 @@
 """What the runtime's one transport costs the browser (theme/js/python/transport.js on a built site's wrapper
 scripts, builder/runtime/wrappers.py): per asset, reading the payload out of the fetched wrapper bytes (http),
 decoding the base-85 literals of the loaded scripts (file://, `<script src>`), hashing
-the payload, and inflating its Zstandard frame (npm zstddec, theme/js/python/zstd.js).  Medians of --runs, unthrottled and with the CPU 4× slower
-(CDP Emulation.setCPUThrottlingRate), on the page's main thread.
+the payload, and inflating its Zstandard frame (npm zstddec, theme/js/python/zstd.js).  Medians of --runs,
+unthrottled and with the CPU 4× slower (CDP Emulation.setCPUThrottlingRate), on the page's main thread.
 
     .venv/bin/python bench/transport_bench.py [--site site] [--runs 3]
 """

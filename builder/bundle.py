@@ -4,8 +4,8 @@ classic IIFE script and minifies the theme's stylesheets.
 Classic scripts, not ES modules, because `<script type="module">` does not load from file://. The entry points:
 each top-level theme/js/*.js (site.js, cells.js, editor.js, search.js) → assets/<name>.js; one page script per
 widget kind → assets/widget-<name>.js (made by bundle.mjs from the kind's folder's widget.js); and, with the Python
-runtime, builder/runtime/browser/python-runtime.js → assets/python/python-runtime.js. The output is deterministic for the same
-inputs (no timestamps, no absolute paths).
+runtime, builder/runtime/browser/python-runtime.js → assets/python/python-runtime.js. The output is deterministic for
+the same inputs (no timestamps, no absolute paths).
 """
 
 from __future__ import annotations

@@ -180,7 +180,8 @@ T = TypeVar("T")
 
 @contextmanager
 def file_lock(path: Path) -> Iterator[None]:
-    """An exclusive advisory lock on `path` (no-op where fcntl is missing), so only one process at a time does what it guards."""
+    """An exclusive advisory lock on `path` (no-op where fcntl is missing), so only one process at a time does what
+    it guards."""
     try:
         import fcntl
     except ImportError:  # pragma: no cover - not POSIX

@@ -34,8 +34,9 @@ CSP = (
     "object-src 'none'; frame-src 'none'; base-uri 'none'; form-action 'none'"
 )
 """The Content-Security-Policy of every page: only the site's own files ('self'); for the Python runtime, blob:
-scripts and workers (its files, verified against their sha256, run from blob: URLs) and WebAssembly; and the templates' inline scripts by their sha256 (no 'unsafe-inline' script). Inline
-styles stay allowed: KaTeX's layout is `style=""` attributes, and fetches from CSS are held by img-src/font-src."""
+scripts and workers (its files, verified against their sha256, run from blob: URLs) and WebAssembly; and the
+templates' inline scripts by their sha256 (no 'unsafe-inline' script). Inline styles stay allowed: KaTeX's layout
+is `style=""` attributes, and fetches from CSS are held by img-src/font-src."""
 
 
 def with_csp(html: str) -> str:

@@ -193,7 +193,7 @@ def next_token_run(options: BuildOptions, text: str, temperatures: tuple[float, 
             probs,
             rest,
             [[strings(int(i)) for i in row] for row in lens_ids],
-            [[float(lens[l, i]) for i in row] for l, row in enumerate(lens_ids)],
+            [[float(lens[layer, i]) for i in row] for layer, row in enumerate(lens_ids)],
             ranks,
             [float(row[answer]) for row in lens],
         )

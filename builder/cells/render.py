@@ -122,7 +122,10 @@ def _widget_html(spec: dict) -> str:
             f'<tr><th scope="row">{escapeHtml(t)}</th><td>{_pct(w)}</td></tr>'
             for t, w in zip(data["tokens"], data["row"])
         )
-        table = f'<div class="heat-scroll"><table class="num-table"><caption>{escapeHtml(data.get("title", ""))}（%）</caption>{rows}</table></div>'
+        table = (
+            '<div class="heat-scroll"><table class="num-table">'
+            f"<caption>{escapeHtml(data.get('title', ''))}（%）</caption>{rows}</table></div>"
+        )
     else:
         ex = data["examples"][0]
         head = "".join(f'<th scope="col">{escapeHtml(t)}</th>' for t in ex["tokens"])
@@ -199,7 +202,8 @@ def render_cell(cell: Cell, first: bool) -> str:
         '<button type="button" class="cell-btn cell-run" data-action="run" disabled '
         'title="运行（Ctrl/⌘ + Enter）" aria-keyshortcuts="Control+Enter Meta+Enter">▶ 运行</button>'
         '<button type="button" class="cell-btn cell-stop" data-action="stop" disabled hidden>■ 停止</button>'
-        f'<button type="button" class="cell-btn cell-reset" data-action="reset" disabled title="恢复作者的原始代码">↺ 重置</button>'
+        '<button type="button" class="cell-btn cell-reset" data-action="reset" disabled '
+        'title="恢复作者的原始代码">↺ 重置</button>'
         "</div>"
     )
     # Focusable (tabindex): the reader can scroll it with the keyboard and run it with Ctrl/⌘+Enter before
@@ -226,7 +230,8 @@ def render_cell(cell: Cell, first: bool) -> str:
         bar = (
             '<div class="cells-bar" role="group" aria-label="本页代码">'
             f'<button type="button" class="cell-btn cells-run-all" data-action="run-all" disabled>▶▶ 全部运行</button>'
-            '<span class="cells-bar-status" role="status" aria-live="polite">本页代码已在网页生成时运行过，下方显示的是预先算好的输出；'
+            '<span class="cells-bar-status" role="status" aria-live="polite">'
+            "本页代码已在网页生成时运行过，下方显示的是预先算好的输出；"
             "点击“运行”即可在浏览器中重新执行（首次需加载 Python 运行环境）。</span>"
             f'<script type="text/plain" class="cells-prelude">{escapeHtml(PRELUDE)}</script>'
             "</div>\n"

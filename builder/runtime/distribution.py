@@ -155,7 +155,7 @@ def _base_layer(cache_root: Path, src: Path, manifest: dict, core: dict, browser
             shutil.copyfile(src / "python_stdlib.zip", compiled / "python_stdlib.zip")
         for name in CORE_FILES[:3]:
             shutil.copyfile(src / name, compiled / name)
-        for name, entry in entries.items():
+        for entry in entries.values():
             entry["sha256"] = sha256_bytes((compiled / entry["file_name"]).read_bytes())
         (compiled / "entries.json").write_text(json.dumps(entries, indent=1, sort_keys=True), "utf-8")
         try:

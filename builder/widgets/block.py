@@ -119,8 +119,10 @@ def render_widget(block: WidgetBlock) -> str:
     return (
         f'<div class="widget widget-{w.name}" data-widget="{w.name}" id="{ident}" role="group" '
         f'aria-labelledby="{ident}-title">'
-        f'<p class="widget-title" id="{ident}-title"><span class="widget-kicker">交互演示</span>{escapeHtml(w.title)}</p>'
+        f'<p class="widget-title" id="{ident}-title"><span class="widget-kicker">交互演示</span>'
+        f"{escapeHtml(w.title)}</p>"
         f'<div class="widget-body">{w.fallback(block.data)}</div>'
-        f'<script type="application/json" class="widget-data">{embed_json(w.embed(block.data) if w.embed else block.data)}</script>'
+        '<script type="application/json" class="widget-data">'
+        f"{embed_json(w.embed(block.data) if w.embed else block.data)}</script>"
         "</div>\n"
     )

@@ -233,7 +233,8 @@ def weights_table(
     long = " heat-long" if any(len(t) > 2 for t in tokens) else ""
     return (
         f'<div class="heat-scroll"><table class="heat-table heat-static{long}"><caption>{escapeHtml(caption)}</caption>'
-        f'<thead><tr><th scope="col"><span class="visually-hidden">Query ＼ Key</span></th>{head}{sum_head}</tr></thead>'
+        '<thead><tr><th scope="col"><span class="visually-hidden">Query ＼ Key</span></th>'
+        f"{head}{sum_head}</tr></thead>"
         f"<tbody>{''.join(rows)}</tbody></table></div>"
     )
 

@@ -66,7 +66,8 @@ def _number(opt: Option, name: str, value: Any) -> Any:
         raise OptionError(f"option '{name}' must be {what}, got {_show(value)}")
     if (opt.minimum is not None and value < opt.minimum) or (opt.maximum is not None and value > opt.maximum):
         raise OptionError(
-            f"option '{name}' must be between {num_text(opt.minimum)} and {num_text(opt.maximum)}, got {num_text(value)}"
+            f"option '{name}' must be between {num_text(opt.minimum)} and {num_text(opt.maximum)}, "
+            f"got {num_text(value)}"
         )
     return value
 

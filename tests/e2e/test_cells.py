@@ -4,8 +4,8 @@ Booting Pyodide costs seconds, so the tests that need Python share ONE page per 
 in file order); the editor-only tests (autocomplete, persistence, no layout shift) use fresh pages and
 never load Python. The page ships highlighted static code; CodeMirror (assets/editor.js) arrives only when
 the reader focuses or runs a cell or scrolls near the code, so the tests click into a cell like a reader
-and wait for it to become an editor (`data-editor="ready"`). Every page fails its test on console errors, uncaught exceptions or a request that
-leaves the site. Timings go to test-artifacts/cells-timings.json.
+and wait for it to become an editor (`data-editor="ready"`). Every page fails its test on console errors,
+uncaught exceptions or a request that leaves the site. Timings go to test-artifacts/cells-timings.json.
 """
 
 from __future__ import annotations
@@ -35,7 +35,8 @@ def py_page(request, browser, http_base, file_base):
     base = http_base if request.param == "http" else file_base
     context, page = _open_context(browser, base, viewport={"width": 1280, "height": 900})
     page.add_init_script(
-        "window.Course = Object.assign(window.Course || {}, {options: Object.assign((window.Course || {}).options || {}, {noPrefetch: true})});"
+        "window.Course = Object.assign(window.Course || {}, "
+        "{options: Object.assign((window.Course || {}).options || {}, {noPrefetch: true})});"
     )  # measure a truly cold first run
     page.dialogs = []  # type: ignore[attr-defined]
     page.on("dialog", lambda d: (page.dialogs.append(d.message), d.dismiss()))
@@ -193,7 +194,8 @@ def test_static_code_runs_with_ctrl_enter_before_the_editor_arrives(py_page):
         pytest.skip("holding a script back needs request routing (http); the key handling is the same on file://")
     page, held = page_holding_back(py_page, "**/assets/editor.js*")  # not answered until the run is done
     page.add_init_script(
-        "window.Course = Object.assign(window.Course || {}, {options: Object.assign((window.Course || {}).options || {}, {noPrefetch: true})});"
+        "window.Course = Object.assign(window.Course || {}, "
+        "{options: Object.assign((window.Course || {}).options || {}, {noPrefetch: true})});"
     )
     page.goto(py_page.base + PAGE)
     cell = "#cell-attention-fn"
@@ -219,10 +221,12 @@ def test_what_the_reader_does_before_the_cells_controller_arrives_is_carried_out
     page, held = page_holding_back(py_page, "**/assets/cells-page.js*")  # answered below
     # no stored edits (earlier tests of this profile made some): with them the controller would come at once
     page.add_init_script(
-        "for (const k of Object.keys(localStorage)) if (k.startsWith('attention-course:cell:')) localStorage.removeItem(k);"
+        "for (const k of Object.keys(localStorage)) "
+        "if (k.startsWith('attention-course:cell:')) localStorage.removeItem(k);"
     )
     page.add_init_script(
-        "window.Course = Object.assign(window.Course || {}, {options: Object.assign((window.Course || {}).options || {}, {noPrefetch: true})});"
+        "window.Course = Object.assign(window.Course || {}, "
+        "{options: Object.assign((window.Course || {}).options || {}, {noPrefetch: true})});"
     )
     page.goto(py_page.base + PAGE)
     first, second = "#cell-attention-fn", "#cell-qkv-projection"
@@ -342,14 +346,16 @@ def test_stop_interrupts_an_endless_loop_and_python_comes_back(py_page):
 
 def open_without_python(page) -> None:
     page.add_init_script(
-        "window.Course = Object.assign(window.Course || {}, {options: Object.assign((window.Course || {}).options || {}, {noPrefetch: true})});"
+        "window.Course = Object.assign(window.Course || {}, "
+        "{options: Object.assign((window.Course || {}).options || {}, {noPrefetch: true})});"
     )  # these tests never need Python
     page.goto(page.base + PAGE)
 
 
 def test_the_editor_loads_only_when_needed_and_the_caret_lands_where_the_reader_clicked(page):
     page.add_init_script(
-        "window.Course = Object.assign(window.Course || {}, {options: Object.assign((window.Course || {}).options || {}, {noIdleEditor: true})});"
+        "window.Course = Object.assign(window.Course || {}, "
+        "{options: Object.assign((window.Course || {}).options || {}, {noIdleEditor: true})});"
     )  # only the reader's click may load it
     open_without_python(page)
     page.wait_for_timeout(300)
@@ -443,7 +449,8 @@ def test_edits_survive_a_reload_and_reset_restores_the_original(page):
 
 def test_reset_before_the_editor_loads_restores_the_highlighted_original(page):
     page.add_init_script(
-        "window.Course = Object.assign(window.Course || {}, {options: Object.assign((window.Course || {}).options || {}, {noIdleEditor: true})});"
+        "window.Course = Object.assign(window.Course || {}, "
+        "{options: Object.assign((window.Course || {}).options || {}, {noIdleEditor: true})});"
     )
     open_without_python(page)
     cell = "#cell-causal-mask"
@@ -512,7 +519,8 @@ def test_the_editor_replaces_the_static_code_without_moving_the_page(browser, ht
         if js:
             context.new_cdp_session(page).send("Emulation.setCPUThrottlingRate", {"rate": 4})
         page.add_init_script("""window.__shift = 0; new PerformanceObserver((list) => {
-            for (const e of list.getEntries()) window.__shift += e.value; }).observe({type: 'layout-shift', buffered: true});""")
+            for (const e of list.getEntries()) window.__shift += e.value;
+        }).observe({type: 'layout-shift', buffered: true});""")
         page.goto(http_base + PAGE)
         if js:
             page.evaluate("window.__shift = 0")  # from here on: KaTeX's font swap at load is not ours

@@ -229,7 +229,8 @@ def where_the_cells_stand(page) -> str:
         page,
         """() => JSON.stringify({
         bar: document.querySelector('.cells-bar-status')?.textContent,
-        cells: [...document.querySelectorAll('.code-cell')].map(c => `${c.id}: ${c.querySelector('.cell-status')?.textContent}`)})""",
+        cells: [...document.querySelectorAll('.code-cell')]
+          .map(c => `${c.id}: ${c.querySelector('.cell-status')?.textContent}`)})""",
     )
 
 
@@ -261,6 +262,7 @@ def test_every_cell_of_the_course_prints_and_draws_in_the_browser_what_the_build
         )
         assert page.evaluate(SHA256_OF_IMAGES, ".code-cell img.cell-figure") == build_images, name
         live_widgets = page.evaluate("""() => [...document.querySelectorAll('.code-cell .cell-widgets .widget')]
-            .map(w => w.querySelector('table[role=grid]') ? 'heatmap' : w.querySelector('ol.bars') ? 'bars' : 'none')""")
+            .map(w => w.querySelector('table[role=grid]') ? 'heatmap'
+              : w.querySelector('ol.bars') ? 'bars' : 'none')""")
         assert live_widgets == ["bars" if w.get("bars") else "heatmap" for w in build_widgets], name
         _close_and_check(context, page)

@@ -172,8 +172,9 @@ def test_load_and_numpy_repr(session):
 def test_stdout_streams_and_traceback_names_cell_line(session):
     res = session.js("""async () => {
       const rt = Course.python.getRuntime(); const out = [], err = [];
-      const a = await rt.run("import sys\\nprint('你好')\\nprint('oops', file=sys.stderr)\\nfor i in range(3): print(i)",
-                             { onStdout: (t) => out.push(t), onStderr: (t) => err.push(t), cell: "s1" });
+      const a = await rt.run(
+        "import sys\\nprint('你好')\\nprint('oops', file=sys.stderr)\\nfor i in range(3): print(i)",
+        { onStdout: (t) => out.push(t), onStderr: (t) => err.push(t), cell: "s1" });
       const b = await rt.run("def f(x):\\n    return 1 / x\\n\\nf(0)", { cell: 7 });
       const c = await rt.run("x = 40"); const d = await rt.run("x + 2");
       return { a, out: out.join(""), err: err.join(""), b, d };
@@ -255,7 +256,8 @@ def test_huge_output_is_truncated_and_page_stays_responsive(session):
 def test_stop_interrupts_infinite_loop_and_recovers(session):
     res = session.js("""async () => {
       const rt = Course.python.getRuntime();
-      const draw = "import random, numpy\\n[random.random(), int(numpy.random.default_rng().integers(1 << 62)), float(numpy.random.rand())]";
+      const draw = "import random, numpy\\n" +
+        "[random.random(), int(numpy.random.default_rng().integers(1 << 62)), float(numpy.random.rand())]";
       const before = await rt.run(draw);
       await rt.run("keep = 1");
       const looping = rt.run("while True: pass");

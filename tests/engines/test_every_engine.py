@@ -23,7 +23,8 @@ const timer = setInterval(() => {
   const status = (cell.querySelector('.cell-status') || {}).textContent || '';
   const bar = (document.querySelector('.cells-bar-status') || {}).textContent || '';
   const img = cell.querySelector('img.cell-figure[src^="blob:"]');
-  if (out.dataset.origin === 'browser' && (log.textContent.length > 0 || img)) finish({text: log.textContent, figure: !!img, status});
+  if (out.dataset.origin === 'browser' && (log.textContent.length > 0 || img))
+    finish({text: log.textContent, figure: !!img, status});
   else if (/出错|无法/.test(status)) finish({error: status + ' ' + bar});
 }, 100);
 const run = () => {

@@ -122,10 +122,13 @@ def _curves_svg(d: dict) -> str:
         f'<title id="lm-curves-t">MLP 语言模型的损失曲线</title><desc id="lm-curves-d">{escapeHtml(desc)}</desc>'
         f'<path class="axis" d="M{left},{top} L{left},{h - bottom} L{w - right},{h - bottom}"/>{"".join(ticks)}'
         f'<text x="{(left + w - right) / 2:.0f}" y="{h - 6}" text-anchor="middle">训练步数</text>'
-        f'<text x="14" y="{(top + h - bottom) / 2:.0f}" text-anchor="middle" transform="rotate(-90 14 {(top + h - bottom) / 2:.0f})">平均损失（奈特/字）</text>'
+        f'<text x="14" y="{(top + h - bottom) / 2:.0f}" text-anchor="middle" '
+        f'transform="rotate(-90 14 {(top + h - bottom) / 2:.0f})">平均损失（奈特/字）</text>'
         f'<line class="line-ref" x1="{left}" x2="{w - right}" y1="{y(ref):.1f}" y2="{y(ref):.1f}"/>'
-        f'<path class="line-train" d="{path(c["train"])}"/><path class="line-held" d="{path(c["held"])}"/>{texts}</svg></div>'
-        f'<p class="widget-caption">实线：训练集（每 {steps[1] - steps[0]} 步在固定的 {f["eval_positions"]} 个位置上量一次）；'
+        f'<path class="line-train" d="{path(c["train"])}"/><path class="line-held" d="{path(c["held"])}"/>'
+        f"{texts}</svg></div>"
+        f'<p class="widget-caption">实线：训练集（每 {steps[1] - steps[0]} 步在固定的 {f["eval_positions"]} 个位置上'
+        "量一次）；"
         f"虚线：验证集（同样取固定的 {f['eval_positions']} 个位置）；点线：二元模型在整个验证集上的平均损失。</p>"
     )
 
@@ -163,12 +166,13 @@ def _embeddings_svg(d: dict) -> str:
     )
     return (
         f'<div class="heat-scroll lm-scroll" tabindex="0" role="region" aria-label="字向量投影（可左右滑动）">'
-        f'<svg class="lm-chart lm-pca" viewBox="0 0 {w} {h}" role="img" aria-labelledby="lm-pca-t lm-pca-d" lang="zh-Hans">'
+        f'<svg class="lm-chart lm-pca" viewBox="0 0 {w} {h}" role="img" aria-labelledby="lm-pca-t lm-pca-d" '
+        'lang="zh-Hans">'
         f'<title id="lm-pca-t">字向量的二维投影（PCA）</title><desc id="lm-pca-d">训练后 MLP 的字向量中最常见的 '
         f"{len(chars)} 个字，投影到前两个主成分上；位置相近的字，在模型眼里用法相近。</desc>"
         f'<rect class="axis" x="1" y="1" width="{w - 2}" height="{h - 2}" rx="6"/>{labels}</svg></div>'
-        f'<p class="widget-caption">横轴、纵轴是字向量（{d["quotes"]["mlp_dim"]} 维）的第一、第二主成分，两个标点用强调色'
-        f"标出。第一主成分最小的 {len(low)} 个字：{'、'.join(low)}；最大的 {len(high)} 个字："
+        f'<p class="widget-caption">横轴、纵轴是字向量（{d["quotes"]["mlp_dim"]} 维）的第一、第二主成分，'
+        f"两个标点用强调色标出。第一主成分最小的 {len(low)} 个字：{'、'.join(low)}；最大的 {len(high)} 个字："
         f"{'、'.join(high)}。</p>" + _coordinates_table(chars, xy)
     )
 
@@ -180,7 +184,8 @@ def _coordinates_table(chars: list[str], xy: list[list[float]]) -> str:
     )
     return (
         '<details class="widget-more"><summary>各字的坐标</summary><div class="heat-scroll"><table class="num-table">'
-        '<caption>字向量在前两个主成分上的坐标</caption><thead><tr><th scope="col">字</th><th scope="col">第一主成分</th>'
+        '<caption>字向量在前两个主成分上的坐标</caption><thead><tr><th scope="col">字</th>'
+        '<th scope="col">第一主成分</th>'
         f'<th scope="col">第二主成分</th></tr></thead><tbody>{rows}</tbody></table></div></details>'
     )
 

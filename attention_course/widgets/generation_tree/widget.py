@@ -2,10 +2,11 @@
 distributions (theme/js/widgets/generation-tree.js). The reader picks one of the top tokens (or lets greedy
 decoding or temperature sampling pick), it is appended, and the next distribution appears.
 
-The model does not run in the browser: builder/real_model/generation.py `continuation_tree` precomputes, per prompt, a tree
-of contexts (the prompt, its top few continuations, theirs, …, then greedy to a fixed depth) with each context's
-top tokens and their probabilities at each temperature. The page embeds each prompt's first distribution; the
-whole tree is one data script loaded on first interaction. A pick outside the tree is said to be so."""
+The model does not run in the browser: builder/real_model/generation.py `continuation_tree` precomputes, per
+prompt, a tree of contexts (the prompt, its top few continuations, theirs, …, then greedy to a fixed depth) with
+each context's top tokens and their probabilities at each temperature. The page embeds each prompt's first
+distribution; the whole tree is one data script loaded on first interaction. A pick outside the tree is said to be
+so."""
 
 from __future__ import annotations
 

@@ -302,7 +302,8 @@ def percent_table(tokens: list[str], matrix: list[list[int]], caption: str) -> s
         cells = "".join(_cell(w) for w in row[: i + 1]) + (f'<td colspan="{rest}"></td>' if rest else "")
         rows.append(f'<tr><th scope="row">{escapeHtml(tok)}</th>{cells}</tr>')
     return (
-        f'<div class="heat-scroll"><table class="heat-table heat-static heat-long"><caption>{escapeHtml(caption)}</caption>'
+        '<div class="heat-scroll"><table class="heat-table heat-static heat-long">'
+        f"<caption>{escapeHtml(caption)}</caption>"
         f'<thead><tr><th scope="col"><span class="visually-hidden">Query ＼ Key</span></th>{head}</tr></thead>'
         f"<tbody>{''.join(rows)}</tbody></table></div>"
     )

@@ -1,5 +1,6 @@
-"""The `next-token` widget: SmolLM2-135M's real next-token prediction (builder/real_model/generation.py `next_token_run`),
-two views of the same precomputed runs (theme/js/widgets/next-token.js draws them) —
+"""The `next-token` widget: SmolLM2-135M's real next-token prediction
+(builder/real_model/generation.py `next_token_run`), two views of the same precomputed runs
+(theme/js/widgets/next-token.js draws them) —
 
 * `predict`: for each prompt, the ten most likely next tokens and their probabilities, with a temperature slider
   (the probabilities at every temperature of the grid are computed at build time over the whole vocabulary);
@@ -169,7 +170,8 @@ def temperature_control(d: dict) -> str:
 def bar_row(label: str, p: float, top: float) -> str:
     width = 0 if top <= 0 else min(100.0, p / top * 100)
     return (
-        f'<tr><th scope="row">{escapeHtml(label)}</th><td class="nt-bar"><span class="bar-track"><span class="bar-fill" '
+        f'<tr><th scope="row">{escapeHtml(label)}</th>'
+        '<td class="nt-bar"><span class="bar-track"><span class="bar-fill" '
         f'style="width:{width:.1f}%"></span></span></td><td class="nt-value">{percent1(p)}</td></tr>'
     )
 
@@ -208,9 +210,9 @@ ANSWER_ROW = ' class="is-answer"'  # a depth at which the final answer is alread
 
 def lens_table(d: dict, p: dict) -> str:
     rows = "".join(
-        f'<tr{ANSWER_ROW if rank == 1 else ""}><th scope="row">{escapeHtml(row_label(l, d["layers"]))}</th><td>{escapeHtml(tok)}</td>'
-        f"<td>{percent1(pr)}</td><td>{rank}</td><td>{percent1(ap)}</td></tr>"
-        for l, (tok, pr, rank, ap) in enumerate(zip(p["lens"], p["lens_prob"], p["rank"], p["answer_prob"]))
+        f'<tr{ANSWER_ROW if rank == 1 else ""}><th scope="row">{escapeHtml(row_label(layer, d["layers"]))}</th>'
+        f"<td>{escapeHtml(tok)}</td><td>{percent1(pr)}</td><td>{rank}</td><td>{percent1(ap)}</td></tr>"
+        for layer, (tok, pr, rank, ap) in enumerate(zip(p["lens"], p["lens_prob"], p["rank"], p["answer_prob"]))
     )
     return (
         f'<p class="widget-caption">{escapeHtml(lens_caption(d, p))}</p>'

@@ -99,7 +99,8 @@ def breakdown_table(d: dict, cfg: dict, counts: dict) -> str:
     total = counts["total"]
     rows = "".join(
         f'<tr><th scope="row">{escapeHtml(label)}</th><td class="pc-num">{counts[key]:,}</td>'
-        f'<td class="pc-bar"><span class="bar-track"><span class="bar-fill" style="width:{counts[key] / total * 100:.1f}%">'
+        '<td class="pc-bar"><span class="bar-track">'
+        f'<span class="bar-fill" style="width:{counts[key] / total * 100:.1f}%">'
         f'</span></span></td><td class="pc-share">{fmt(counts[key] / total * 100, 1)}%</td></tr>'
         for key, label in d["parts"]
     )
@@ -111,7 +112,8 @@ def breakdown_table(d: dict, cfg: dict, counts: dict) -> str:
         f"（{short_count(total)}）{published}</p>"
         '<div class="heat-scroll"><table class="num-table pc-table"><caption>参数分布（每层：注意力 '
         f"{counts['attention_per_layer']:,}，FFN {counts['mlp_per_layer']:,}）</caption><thead><tr>"
-        '<th scope="col">部分</th><th scope="col">参数</th><th scope="col"><span class="visually-hidden">条形</span></th>'
+        '<th scope="col">部分</th><th scope="col">参数</th>'
+        '<th scope="col"><span class="visually-hidden">条形</span></th>'
         f'<th scope="col">占比</th></tr></thead><tbody>{rows}</tbody></table></div>'
     )
 

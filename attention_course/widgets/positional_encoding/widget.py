@@ -120,7 +120,8 @@ def fallback(d: dict) -> str:
         f'<div class="widget-controls pe-controls" aria-hidden="true"><div class="seg">{buttons}</div>'
         f'<label class="pe-pos"><span class="widget-label">位置 p</span><input type="range" disabled '
         f'value="{d["position"]}"><output>{d["position"]}</output></label></div>'
-        f'<div class="pe-heat pe-static"><div class="heat-scroll"><table class="num-table"><caption>{e["dims"]} 维正弦位置编码'
+        '<div class="pe-heat pe-static"><div class="heat-scroll"><table class="num-table">'
+        f"<caption>{e['dims']} 维正弦位置编码"
         f'的左上角（行：位置，列：维度）</caption><thead><tr><th scope="col">位置＼维度</th>{head}</tr></thead>'
         f"<tbody>{rows}</tbody></table></div></div>"
         f'<div class="pe-chart pe-static"><p class="widget-caption">两个位置的余弦相似度只取决于它们相距多远：'

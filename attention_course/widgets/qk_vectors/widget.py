@@ -7,7 +7,8 @@ head h // 3. The widget shows one key head and the three query heads that use it
 leaves the keys where they are — they are the same keys. The plane is only for drawing: scores and weights are
 computed from the full 64-dimensional vectors, and the share of squared length the plane keeps is shown.
 Quotable: ``{data}`qk-vectors 头2 it→animal` `` (the weight, %), ``{data}`qk-vectors 平面保留` `` (the share),
-``{data}`qk-vectors 头0 首词最大` `` (of the ``首词之后的词数`` tokens after the first, how many give it their largest weight).
+``{data}`qk-vectors 头0 首词最大` `` (of the ``首词之后的词数`` tokens after the first, how many give it their
+largest weight).
 """
 
 from __future__ import annotations

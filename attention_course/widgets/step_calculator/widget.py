@@ -91,7 +91,8 @@ def step_fallback(d: dict) -> str:
     return (
         f'<p class="widget-caption">Query：“{escapeHtml(toks[i])}”，q = {_vec(d["Q"][i])}，'
         f"d<sub>k</sub> = {d['d_k']}，√d<sub>k</sub> ≈ {fmt(d['sqrt_dk'], 3)}</p>"
-        f'<div class="heat-scroll"><table class="num-table"><caption>“{escapeHtml(toks[i])}”的四步计算（示意）</caption>'
+        '<div class="heat-scroll"><table class="num-table">'
+        f"<caption>“{escapeHtml(toks[i])}”的四步计算（示意）</caption>"
         '<thead><tr><th scope="col">Key 词</th><th scope="col">k</th><th scope="col">① q·k</th>'
         '<th scope="col">② ÷√d<sub>k</sub></th><th scope="col">③ softmax</th><th scope="col">v</th></tr></thead>'
         f"<tbody>{rows}</tbody></table></div>"

@@ -96,8 +96,10 @@ def temperature_fallback(d: dict) -> str:
         + "</p>"
         + bars_list(d["tokens"], d["weights"][k], f"T = {fmt(t, 1)} 时的注意力权重")
         + '<details class="widget-more"><summary>不同温度下的权重表</summary>'
-        f'<div class="heat-scroll"><table class="num-table"><caption>不同温度 T 下的 softmax 权重（%）与熵（比特）</caption>'
-        f'<thead><tr><th scope="col">T</th>{head}<th scope="col">熵</th></tr></thead><tbody>{rows}</tbody></table></div>'
+        '<div class="heat-scroll"><table class="num-table">'
+        "<caption>不同温度 T 下的 softmax 权重（%）与熵（比特）</caption>"
+        f'<thead><tr><th scope="col">T</th>{head}<th scope="col">熵</th></tr></thead>'
+        f"<tbody>{rows}</tbody></table></div>"
         "</details>" + note_html(d["note"])
     )
 

@@ -88,7 +88,8 @@ def flow_stages(
             "scores",
             "打分、遮罩、softmax",
             [dims("权重", [s.n_heads, t, t], "头数 × token 数 × token 数")],
-            f"每个头里，{tok} 的 Q 与它自己和前面每个 token 的 K 做点积，遮住后面的位置，softmax 成一行加起来为 1 的权重。",
+            f"每个头里，{tok} 的 Q 与它自己和前面每个 token 的 K 做点积，"
+            "遮住后面的位置，softmax 成一行加起来为 1 的权重。",
         ),
         (
             "mix",
@@ -102,7 +103,8 @@ def flow_stages(
             "ffn_up",
             "前馈网络：升维与门控",
             [dims("隐藏层", [t, s.d_ffn], "token 数 × 前馈宽度")],
-            f"每个 token 各算各的：两路投影到 {s.d_ffn} 维，一路经 SiLU 激活当“门”，与另一路逐元素相乘；token 之间不交流。",
+            f"每个 token 各算各的：两路投影到 {s.d_ffn} 维，一路经 SiLU 激活当“门”，"
+            "与另一路逐元素相乘；token 之间不交流。",
         ),
         ("ffn_down", "前馈网络：降维", [x], f"再投影回 {s.d_model} 维，得到前馈网络的输出。"),
         ("add2", "残差相加", [x], "再加回残差流。一个块到此结束：出来的形状和进去时一模一样。"),
@@ -116,7 +118,8 @@ def flow_stages(
             "head",
             "最终归一化 + 输出层",
             [dims("logits", [t, s.vocab_size], "token 数 × 词表大小")],
-            f"最后一次 RMSNorm 后乘以词表矩阵（SmolLM2 复用嵌入表），给 {s.vocab_size} 个 token 各打一个分；只用 {tok} 那一行。",
+            f"最后一次 RMSNorm 后乘以词表矩阵（SmolLM2 复用嵌入表），给 {s.vocab_size} 个 token 各打一个分；"
+            f"只用 {tok} 那一行。",
         ),
         (
             "probs",

@@ -96,9 +96,9 @@ def check_page(page, url: str) -> list[dict]:
     page.add_style_tag(content=ALL_LAID_OUT_CSS)
     wait_frames(page)
     found = [{"state": "loaded", **v} for v in violations_in_both_schemes(page)]
-    mount_all_widgets(page)
+    mount_all_widgets(page)  # what drawing changes: the widgets (and the scroll hints of their boxes)
     wait_frames(page)
-    found += [{"state": "drawn", **v} for v in violations_in_both_schemes(page)]
+    found += [{"state": "drawn", **v} for v in violations_in_both_schemes(page, [".widget"])]
     use_everything(page)
     wait_frames(page)
     found += [{"state": "used", **v} for v in violations_in_both_schemes(page, USED_PARTS)]

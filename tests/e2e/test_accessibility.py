@@ -6,7 +6,8 @@ WCAG 2.2's target size (24 × 24 CSS px, or spacing) included, which axe runs on
 
 One browser page per width goes through all the pages (a context per page cost more than the checks); each state
 is checked in both colour schemes, switched in place as a reader's system does (every colour is a CSS variable; the
-one widget that draws on a canvas redraws on the change). Measured on 2 busy cores (load ~2): about N s per width."""
+one widget that draws on a canvas redraws on the change). Measured (2026-12, 2 cores shared with other work at a
+load average of 13–22): 228 s at 390 px, 189 s at 1280 px; each width is a test of its own (two workers split them)."""
 
 from __future__ import annotations
 

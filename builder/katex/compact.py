@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 # Part of the formula cache key: change it whenever compact_katex_html() changes what it returns.
-COMPACT_VERSION = "compact-3"
+COMPACT_VERSION = "compact-4"
 
 _MATH_XMLNS = '<math xmlns="http://www.w3.org/1998/Math/MathML"'
 _SVG_XMLNS = '<svg xmlns="http://www.w3.org/2000/svg"'
@@ -19,7 +19,16 @@ _LEADING_ZERO_RE = re.compile(r"(?<![\w.])0\.(?=\d)")
 
 def _compact_style(match: re.Match[str]) -> str:
     value = _LEADING_ZERO_RE.sub(".", match.group(1))
-    return f' style="{value[:-1] if value.endswith(";") else value}"'
+    declarations = [d for d in value.split(";") if d and not _NEGATIVE_HEIGHT_RE.fullmatch(d)]
+    return f' style="{";".join(declarations)}"' if declarations else ""
+
+
+# KaTeX gives a vlist the height of its highest child, which is negative when every child sits below the baseline
+# (a sub/superscript after a tall delimiter: `\left(…\right)_b`), on purpose (KaTeX PR #768), and no option of its
+# changes that. A negative height is invalid CSS, which every browser drops as it parses the declaration, so it
+# renders as no height at all: dropping it here changes nothing on screen and makes the page valid HTML (the Nu
+# Html Checker reports it as an error).
+_NEGATIVE_HEIGHT_RE = re.compile(r"\s*height\s*:\s*-.*", re.S)
 
 
 # KaTeX's most frequent inline styles in the course's formulas (counted over all pages, 2026-12: the thick,
@@ -104,6 +113,7 @@ def compact_katex_html(html: str) -> str:
       renders and exposes only the first child of `<semantics>`; nothing on the site reads the TeX (the
       search index skips it);
     * in `style` attributes, a leading zero (`0.25em` → `.25em`, `-0.25em` → `-.25em`) and the final `;`;
+    * a negative `height` (`_NEGATIVE_HEIGHT_RE`: invalid CSS, which browsers drop), and a style left empty;
     * a style of STYLE_CLASSES: its shared class instead (`class="mspace k1"` for `style="margin-right:.2778em"`);
     * the classes of SEMANTIC_CLASSES, which no stylesheet selects (`<span class="mord">` → `<span>`).
 

@@ -49,7 +49,7 @@ def test_pages_use_only_relative_urls_and_nothing_external_is_loaded(course_site
     for html_file in course_site.glob("*.html"):
         html = html_file.read_text(encoding="utf-8")
         assert 'lang="zh-CN"' in html
-        # (data-src, srcset: the build's figures, loaded by theme/js/site/lazy-figures.js or without script;
+        # (src, srcset: the build's figures, held by theme/js/site/lazy-figures.js until they near the view;
         # data-controller, data-runtime: the cells' controller and python-runtime.js, loaded by cells.js when first
         # needed)
         for attr, url in re.findall(r'\b(src|href|data-src|srcset|data-controller|data-runtime)="([^"]*)"', html):

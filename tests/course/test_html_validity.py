@@ -1,12 +1,47 @@
-"""The built pages are valid HTML where validators and screen readers care (ARIA in HTML): no accessible name on
-an element whose role may not be named (a bare <pre>, <div>, <span>, <p>, <code>), no unknown ids in ARIA
-references, and every <section> of the course — quizzes and code cells included — has a heading or a name
-that comes from a heading."""
+"""The built pages are valid HTML: the Nu Html Checker (npm `vnu-jar`, pinned in package.json; it runs on the
+machine's Java, which `make browser` installs where it can: scripts/ensure_browser.py) finds no error in any page;
+and where screen readers care (ARIA in HTML), no accessible name on an element whose role may not be named (a bare
+<pre>, <div>, <span>, <p>, <code>), no unknown ids in ARIA references, and every <section> of the course — quizzes
+and code cells included — has a heading or a name that comes from a heading."""
 
 from __future__ import annotations
 
+import json
+import shutil
+import subprocess
 from html.parser import HTMLParser
 from pathlib import Path
+
+from tests.conftest import ROOT
+
+VNU_JAR = ROOT / "node_modules" / "vnu-jar" / "build" / "dist" / "vnu.jar"
+
+
+def nu_html_checker_errors(pages: list[Path]) -> list[str]:
+    """The checker's errors in `pages` (one run of the checker for all of them), each as `file:line: message`."""
+    java = shutil.which("java")
+    assert java, "no Java on PATH: the Nu Html Checker runs on it (apt-get install default-jre-headless)"
+    assert VNU_JAR.is_file(), f"{VNU_JAR} is missing: run npm ci (vnu-jar is a dev dependency)"
+    run = subprocess.run(
+        [java, "-jar", str(VNU_JAR), "--format", "json", "--stdout", "--exit-zero-always", *map(str, pages)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    return [
+        f"{Path(m.get('url', '?').removeprefix('file:')).name}:{m.get('lastLine', '?')}: {m['message']}"
+        for m in json.loads(run.stdout)["messages"]
+        # an error, or the checker failing to read a page ("non-document-error": then nothing in it was checked)
+        if m["type"] in ("error", "non-document-error")
+    ]
+
+
+def test_every_page_is_valid_html_by_the_nu_html_checker(course_site: Path) -> None:
+    pages = sorted(course_site.rglob("*.html"))
+    assert len(pages) >= 3
+    assert nu_html_checker_errors(pages) == []
+
 
 # Elements whose implicit role is generic (or paragraph / code): aria-label / aria-labelledby are prohibited
 # on them unless an explicit role allows a name.

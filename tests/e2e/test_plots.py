@@ -87,19 +87,22 @@ def test_a_matplotlib_cell_draws_a_figure_and_shows_the_download(page):
     page.add_init_script(NO_PREFETCH)
     page.add_init_script(RECORD_STATUS)
     page.goto(page.base + EXPLAINER)
-    # The stored figure is the build's PNG file, fetched only once the cell nears the view
-    # (theme/js/site/lazy-figures.js), in a box of its final size from the start.
+    # The stored figure is the build's PNG file (the <img>'s src, loading="lazy"), held back by the <picture>'s
+    # empty <source> and fetched only once the cell nears the view (theme/js/site/lazy-figures.js), in a box of its
+    # final size from the start.
     static_img = page.locator(f"{PLOT_CELL} img.cell-figure")
-    stored = static_img.get_attribute("data-src")
+    stored = static_img.get_attribute("src")
     assert re.fullmatch(r"assets/figures/[0-9a-f]{20}\.png", stored)
-    assert static_img.get_attribute("src") is None
+    assert static_img.get_attribute("loading") == "lazy"
+    assert page.locator(f"{PLOT_CELL} picture source[data-held]").count() == 1
     assert not [u for u in page.watch.requests if "assets/figures/" in u], "a figure far below was fetched at load"
     box = static_img.bounding_box()
     static_img.scroll_into_view_if_needed()
     page.wait_for_function(
-        f"(i => i && i.complete && i.naturalWidth > 0)(document.querySelector('{PLOT_CELL} img.cell-figure'))"
+        f"(i => i && i.complete && i.currentSrc.endsWith('/{stored}') && i.naturalWidth > 0)"
+        f"(document.querySelector('{PLOT_CELL} img.cell-figure'))"
     )
-    assert static_img.get_attribute("src") == stored
+    assert page.locator(f"{PLOT_CELL} picture source[data-held]").count() == 0
     assert static_img.evaluate("i => [i.naturalWidth, i.naturalHeight]") == [921, 547]
     assert round(static_img.bounding_box()["height"]) == round(box["height"])  # loading it moved nothing
     assert run_cell(page, PLOT_CELL).startswith("完成"), page.text_content(f"{PLOT_CELL} .cell-log")
@@ -147,7 +150,8 @@ def test_stopping_the_first_plotting_run_brings_python_back(page):
 
 
 def test_stored_figures_show_without_javascript(browser, http_base, file_base):
-    """No script, no lazy loader: the <picture>'s (scripting: none) source shows the build's PNG at once."""
+    """No script, no lazy loader: the <picture>'s held source does not match (scripting: enabled), and the <img>
+    loads the build's PNG as it nears (loading="lazy")."""
     for base in (http_base, file_base):
         context = browser.new_context(java_script_enabled=False, viewport={"width": 390, "height": 844})
         page = context.new_page()
@@ -160,7 +164,7 @@ def test_stored_figures_show_without_javascript(browser, http_base, file_base):
         )
         assert img.evaluate(
             "i => [i.naturalWidth, i.naturalHeight, new URL(i.currentSrc).pathname.split('/').pop()]"
-        ) == [921, 547, img.get_attribute("data-src").split("/")[-1]], base
+        ) == [921, 547, img.get_attribute("src").split("/")[-1]], base
         context.close()
 
 
@@ -215,9 +219,7 @@ def stored_image_hashes(page, site) -> list[str]:
     """sha256 of the build's figure files the page shows (read from disk: file:// pages cannot fetch them)."""
     import hashlib
 
-    srcs = page.eval_on_selector_all(
-        ".code-cell img.cell-figure", "els => els.map(e => e.dataset.src || e.getAttribute('src'))"
-    )
+    srcs = page.eval_on_selector_all(".code-cell img.cell-figure", "els => els.map(e => e.getAttribute('src'))")
     return [hashlib.sha256((site / src).read_bytes()).hexdigest() for src in srcs]
 
 

@@ -114,9 +114,9 @@ function start(root, data) {
   body.replaceChildren(
     h("div", { class: "widget-controls" }, views.el),
     gridWrap, legend, readout,
-    h("h4", { class: "widget-subtitle" }, "一个字后面接什么"),
+    h("h3", { class: "widget-subtitle" }, "一个字后面接什么"),
     picker.el, nextTitle, nextBars,
-    h("h4", { class: "widget-subtitle" }, "让二元模型写诗"),
+    h("h3", { class: "widget-subtitle" }, "让二元模型写诗"),
     h("div", { class: "temp-control" }, h("label", { for: tempId }, "温度 T"), temp, tempOut),
     h("div", { class: "widget-controls bigram-sampler" },
       h("label", { for: seedId }, "随机种子"), seed, generate, another),

@@ -136,7 +136,7 @@ def _curves_svg(d: dict) -> str:
 def _samples_html(d: dict) -> str:
     def column(title: str, poems: list[str]) -> str:
         items = "".join(f'<li lang="zh-Hans">{escapeHtml(p) or "（空）"}</li>' for p in poems)
-        return f'<section><h4 class="widget-subtitle">{escapeHtml(title)}</h4><ol>{items}</ol></section>'
+        return f'<section><h3 class="widget-subtitle">{escapeHtml(title)}</h3><ol>{items}</ol></section>'
 
     f = d["quotes"]
     capped = [sum(len(p) >= MAX_LEN for p in d[k]) for k in ("bigram_samples", "mlp_samples")]

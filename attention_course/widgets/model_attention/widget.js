@@ -112,7 +112,8 @@ function layerHeadControls(data, load, status, onChange) {
   layerInput.addEventListener("input", () => { layer = +layerInput.value; update(); });
   const reload = () => update();
   const el = h("div", { class: "widget-controls ma-controls" },
-    h("label", { class: "ma-layer-label" }, h("span", { class: "widget-label" }, "层"), layerInput, layerValue),
+    // a <div>, not a <label>: a label holds one control, and the slider is named by its aria-label
+    h("div", { class: "ma-layer-label" }, h("span", { class: "widget-label" }, "层"), layerInput, layerValue),
     headButtons.el);
   return { el, get: () => [layer, head], reload };
 }

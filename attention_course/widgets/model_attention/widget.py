@@ -323,9 +323,9 @@ def controls_placeholder(d: dict) -> str:
     heads = "".join(button(f"头 {h}", h == d["head"]) for h in range(d["heads"]))
     mean = button("平均", d["head"] == "mean")
     return (
-        f'<div class="widget-controls ma-controls ma-placeholder" aria-hidden="true"><label class="ma-layer-label">'
+        f'<div class="widget-controls ma-controls ma-placeholder" aria-hidden="true"><div class="ma-layer-label">'
         f'<span class="widget-label">层</span><input type="range" class="ma-layer" disabled min="0" '
-        f'max="{d["layers"] - 1}" value="{d["layer"]}"><output class="ma-layer-value">{d["layer"]}</output></label>'
+        f'max="{d["layers"] - 1}" value="{d["layer"]}"><output class="ma-layer-value">{d["layer"]}</output></div>'
         f'<div class="seg">{heads}{mean}</div></div>'
     )
 

@@ -136,7 +136,8 @@ def check(o: dict) -> list[tuple[str, str]]:
 
 
 def percent1(p: float) -> str:
-    """One decimal; below 0.05% says so instead of a misleading 0.0% (theme/js/widgets/next-token.js: same)."""
+    """One decimal; below 0.05% says so instead of a misleading 0.0% (theme/js/widgets/next-token.js: same). Text, not
+    HTML: its "<" is escaped where it goes into markup."""
     return "<0.1%" if p < 0.0005 else f"{fmt(p * 100, 1)}%"
 
 
@@ -172,7 +173,7 @@ def bar_row(label: str, p: float, top: float) -> str:
     return (
         f'<tr><th scope="row">{escapeHtml(label)}</th>'
         '<td class="nt-bar"><span class="bar-track"><span class="bar-fill" '
-        f'style="width:{width:.1f}%"></span></span></td><td class="nt-value">{percent1(p)}</td></tr>'
+        f'style="width:{width:.1f}%"></span></span></td><td class="nt-value">{escapeHtml(percent1(p))}</td></tr>'
     )
 
 
@@ -211,7 +212,8 @@ ANSWER_ROW = ' class="is-answer"'  # a depth at which the final answer is alread
 def lens_table(d: dict, p: dict) -> str:
     rows = "".join(
         f'<tr{ANSWER_ROW if rank == 1 else ""}><th scope="row">{escapeHtml(row_label(layer, d["layers"]))}</th>'
-        f"<td>{escapeHtml(tok)}</td><td>{percent1(pr)}</td><td>{rank}</td><td>{percent1(ap)}</td></tr>"
+        f"<td>{escapeHtml(tok)}</td><td>{escapeHtml(percent1(pr))}</td><td>{rank}</td>"
+        f"<td>{escapeHtml(percent1(ap))}</td></tr>"
         for layer, (tok, pr, rank, ap) in enumerate(zip(p["lens"], p["lens_prob"], p["rank"], p["answer_prob"]))
     )
     return (

@@ -245,7 +245,7 @@ def _table_html(d: dict) -> str:
         f"<tbody>{rows}</tbody></table></div>"
         f'<p class="widget-caption">困惑度最低的是 {best:.0f}。训练花费是在生成这个页面的 2 核机器上量的 CPU 时间：'
         "二元模型只需把训练集数一遍。</p>"
-        f'<h4 class="widget-subtitle">温度 T = {t}、随机种子 {d["seed"]}，各写的第一首</h4>'
+        f'<h3 class="widget-subtitle">温度 T = {t}、随机种子 {d["seed"]}，各写的第一首</h3>'
         f'<ol class="pm-samples">{samples}</ol>'
         f'<p class="widget-caption">三个模型从 ◆ 出发逐字抽样，写到 ◆ 或满 {MAX_LEN} 字为止；□ 是词表之外的字。</p>'
     )

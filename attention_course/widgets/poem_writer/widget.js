@@ -98,7 +98,7 @@ export function mount(root, data) {
   const gridCaption = h("p", { class: "widget-caption pw-grid-caption", "aria-hidden": "true" });
   const gridWrap = h("div", { class: "heat-scroll pw-scroll", tabindex: "0", role: "region",
     "aria-label": "每个头的注意力（可左右滑动）" });
-  const topTitle = h("h4", { class: "widget-subtitle pw-top-title" }, "下一个字");
+  const topTitle = h("h3", { class: "widget-subtitle pw-top-title" }, "下一个字");
   const topList = h("ol", { class: "bars pw-top" });
   const live = liveRegion();
 
@@ -120,10 +120,10 @@ export function mount(root, data) {
     h("div", { class: "pw-js-only" }, examples),
     h("div", { class: "pw-input-row" }, h("label", { for: inputId, class: "widget-label" }, "诗的开头"), input),
     hint, strip, status, topTitle, topList,
-    h("h4", { class: "widget-subtitle" }, "每个头在看哪里"), gridCaption, gridWrap,
+    h("h3", { class: "widget-subtitle" }, "每个头在看哪里"), gridCaption, gridWrap,
     live,
     h("div", { class: "pw-js-only pw-writer" },
-      h("h4", { class: "widget-subtitle" }, "让它接着写"),
+      h("h3", { class: "widget-subtitle" }, "让它接着写"),
       h("div", { class: "temp-control" }, h("label", { for: tempId }, "温度 T"), temp, tempOut),
       h("div", { class: "widget-controls" }, h("label", { for: seedId }, "随机种子"), seed, write, another, adopt),
       poem, poemNote),

@@ -279,11 +279,11 @@ def fallback(d: dict) -> str:
         f'<p class="widget-caption pw-hint">简体、繁体都行，最多 {limit} 个字；标点只认“，”和“。”。</p>'
         f'<div class="pw-chars" aria-hidden="true"><span class="pw-char pw-boundary{" is-query" if not query else ""}">'
         f'◆</span>{strip}</div><p class="widget-caption pw-status"></p>'
-        '<h4 class="widget-subtitle pw-top-title">下一个字（温度 T = 1.0）</h4>'
+        '<h3 class="widget-subtitle pw-top-title">下一个字（温度 T = 1.0）</h3>'
         + top_list(first["top"])
-        + '<h4 class="widget-subtitle">每个头在看哪里</h4>'
+        + '<h3 class="widget-subtitle">每个头在看哪里</h3>'
         + attention_table(d, chars, first["attention"], query)
-        + '<div class="pw-js-only pw-writer" aria-hidden="true"><h4 class="widget-subtitle">让它接着写</h4>'
+        + '<div class="pw-js-only pw-writer" aria-hidden="true"><h3 class="widget-subtitle">让它接着写</h3>'
         f'<div class="temp-control"><span class="widget-label">温度 T</span><input type="range" disabled min="0.2" '
         f'max="2" step="0.1" value="{t}"><output class="temp-value">T = {t}</output></div>'
         '<div class="widget-controls"><span class="widget-label">随机种子</span><input type="number" disabled '

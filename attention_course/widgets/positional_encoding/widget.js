@@ -43,7 +43,7 @@ function start(root, data, pe) {
   const chartCaption = h("p", { class: "widget-caption pe-sim" });
   body.replaceChildren(
     h("div", { class: "widget-controls pe-controls" }, dims.el,
-      h("label", { class: "pe-pos", for: id }, h("span", { class: "widget-label" }, "位置 p"), slider, sliderOut)),
+      h("div", { class: "pe-pos" }, h("label", { class: "widget-label", for: id }, "位置 p"), slider, sliderOut)),
     heatCaption, h("div", { class: "pe-heat" }, canvas), readout, chartCaption, chartBox, live);
 
   const value = (e, pos, j) => e.values[pos * e.dims + j] / data.quant;

@@ -118,8 +118,8 @@ def fallback(d: dict) -> str:
     sims = "，".join(f"相距 {k}：{fmt(s, 2)}" for k, s in enumerate(e["similarity"][:6]))
     return (
         f'<div class="widget-controls pe-controls" aria-hidden="true"><div class="seg">{buttons}</div>'
-        f'<label class="pe-pos"><span class="widget-label">位置 p</span><input type="range" disabled '
-        f'value="{d["position"]}"><output>{d["position"]}</output></label></div>'
+        f'<div class="pe-pos"><span class="widget-label">位置 p</span><input type="range" disabled '
+        f'value="{d["position"]}"><output>{d["position"]}</output></div></div>'
         '<div class="pe-heat pe-static"><div class="heat-scroll"><table class="num-table">'
         f"<caption>{e['dims']} 维正弦位置编码"
         f'的左上角（行：位置，列：维度）</caption><thead><tr><th scope="col">位置＼维度</th>{head}</tr></thead>'

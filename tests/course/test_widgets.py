@@ -20,6 +20,7 @@ from attention_core import (
     softmax,
 )
 from builder.errors import Code
+from builder.output import MARKER, MARKER_TEXT
 from builder.widgets.fallback import embed_json, percent_row, round_significant
 from tests.conftest import BuildFailed, all_widgets, build
 from tests.plugin_harness import render_page, render_snippet
@@ -229,6 +230,7 @@ def test_bad_widgets_fail_the_build_with_lines_and_leave_the_site_untouched(make
     out = tmp_path / "site"
     out.mkdir()
     (out / "previous.html").write_text("old site", encoding="utf-8")
+    (out / MARKER).write_bytes(MARKER_TEXT)  # a site a build made: the only kind a build replaces
     with pytest.raises(BuildFailed) as info:
         build(make_content.dir, out, cache_dir=tmp_path / "cache")
     page = str(make_content.dir / "bad.md")  # outside the project the path is absolute
@@ -241,5 +243,5 @@ def test_bad_widgets_fail_the_build_with_lines_and_leave_the_site_untouched(make
             f"15: unknown widget 'spinner' (known: {', '.join(sorted(all_widgets()))}) [widget]",
         )
     }, problems
-    assert sorted(p.name for p in out.iterdir()) == ["previous.html"]
+    assert sorted(p.name for p in out.iterdir() if p.name != MARKER) == ["previous.html"]
     assert (out / "previous.html").read_text(encoding="utf-8") == "old site"

@@ -123,7 +123,8 @@ SUBSCRIPT_PAGE = "---\ntitle: 下标\nkind: explainer\n---\n只有下标 $x_i$�
 def faces_site(tmp_path_factory):
     content = tmp_path_factory.mktemp("faces") / "content"
     content.mkdir()
-    (content / "site.yml").write_text("series: 测试系列\ntitle: 测试课程\nplanned: []\n", encoding="utf-8")
+    site_yml = "series: 测试系列\ntitle: 测试课程\nkinds:\n  explainer: {title: 专题}\nplanned: []\n"
+    (content / "site.yml").write_text(site_yml, encoding="utf-8")
     (content / "index.md").write_text("---\ntitle: 首页\nkind: index\n---\n欢迎。\n", encoding="utf-8")
     (content / "faces.md").write_text(FACES_PAGE, encoding="utf-8")
     (content / "subscript.md").write_text(SUBSCRIPT_PAGE, encoding="utf-8")

@@ -54,6 +54,8 @@ def _shape_text(shape: tuple) -> str:
 
 
 def _num(value) -> str:
+    if isinstance(value, bool) or type(value).__name__ == "bool_":
+        return str(bool(value))
     try:
         v = float(value)
     except (TypeError, ValueError):

@@ -155,7 +155,9 @@ const done = arguments[arguments.length - 1];
 const root = document.querySelector('#exercise-causal-mask');
 root.scrollIntoView({block: 'center'});
 const verdict = () => new Promise((resolve) => {
-  const timer = setInterval(() => { if (root.dataset.verdict) { clearInterval(timer); resolve(root.dataset.verdict); } }, 100);
+  const timer = setInterval(() => {
+    if (root.dataset.verdict) { clearInterval(timer); resolve(root.dataset.verdict); }
+  }, 100);
 });
 const click = () => {
   const button = root.querySelector('.exercise-check');

@@ -157,7 +157,9 @@ def body_stages(
 ) -> tuple[list[Page], int]:
     """Stages 2–5 for some pages: (the pages with HTML and facts, each with its own problems; formulas typeset)."""
     strings = pages.ui_strings(options, site, Problems())  # the theme's words (reported by the pages stage)
-    parsed = [parse(md, source, site, strings) for source in sources]  # parse all
+    parsed = [parse(md, source, site) for source in sources]  # parse all
+    for page in parsed:  # read when the bodies are rendered (exercises write some of the theme's words)
+        page.context.strings = strings
     needs_python = any(page.context.cells or page.context.exercises for page in parsed)
     env = cell_environment(options) if needs_python else None
     # run cells (in Pyodide under Node when it is there: the reader's own runtime), pages side by side
@@ -185,10 +187,9 @@ def cell_environment(options: BuildOptions) -> CellEnvironment:
     return CellEnvironment(packages=course.browser_packages, runtime=runtime)
 
 
-def parse(md: MarkdownIt, source: SourcePage, site: SiteSource, strings: dict[str, str] | None = None) -> Page:
-    """Markdown → tokens, and the page's facts (headings, links, formulas, cells, widgets' data, …); `strings`:
-    the theme's words, for renderers that write some (exercises)."""
-    context = ParseContext(source.rel, source.body_line, Problems(), site.planned_slugs, strings=dict(strings or {}))
+def parse(md: MarkdownIt, source: SourcePage, site: SiteSource) -> Page:
+    """Markdown → tokens, and the page's facts (headings, links, formulas, cells, widgets' data, …)."""
+    context = ParseContext(source.rel, source.body_line, Problems(), site.planned_slugs)
     tokens = md.parse(source.body, context.env())
     return Page(source, context.facts, tokens, context)
 

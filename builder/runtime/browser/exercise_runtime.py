@@ -54,7 +54,7 @@ def _shape_text(shape: tuple) -> str:
 
 
 def _num(value) -> str:
-    if isinstance(value, bool) or type(value).__name__ == "bool_":
+    if isinstance(value, bool) or type(value).__name__ in ("bool", "bool_"):  # NumPy 2's np.bool is named "bool"
         return str(bool(value))
     try:
         v = float(value)

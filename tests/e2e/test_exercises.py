@@ -134,3 +134,36 @@ def test_a_runaway_attempt_is_stopped_like_a_cell(ex_page):
     expect(root).to_have_attribute("data-verdict", "stopped", timeout=30_000)
     expect(root.locator(".cell-status")).to_have_text("已停止")
     expect(root.locator(".exercise-result")).to_contain_text("已停止")
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_a_used_exercise_has_no_serious_accessibility_violation_and_fits_a_phone(browser, http_base, width):
+    """After a failed check (the verdict, a hint) and with the solution asked for: axe in light and dark, and
+    nothing wider than the screen at 390 px."""
+    from tests.e2e.test_accessibility import violations_in_both_schemes
+
+    context, page = _open_context(browser, http_base, viewport={"width": width, "height": 900})
+    try:
+        page.goto(http_base + PAGE)
+        root = page.locator("#exercise-split-merge-heads")
+        root.scroll_into_view_if_needed()
+        root.locator(".exercise-check").click()
+        expect(root).to_have_attribute("data-verdict", "fail", timeout=BOOT)
+        root.locator(".exercise-solution-btn").click()
+        root.get_by_role("button", name="确定，看答案").click()
+        expect(root.locator(".exercise-solution")).to_be_visible()
+        root.locator(".exercise-public summary").click()
+        found = violations_in_both_schemes(page, ["#exercise-split-merge-heads"])
+        assert found == [], found
+        if width == 390:
+            overflow = page.evaluate(
+                """sel => [...document.querySelectorAll(sel + ' *')].filter((e) => {
+                  const r = e.getBoundingClientRect();
+                  const scrolls = e.closest('pre, .cm-editor, .katex-display');  // scroll inside their own box
+                  return r.width && (r.right > innerWidth + 1 || r.left < -1) && !scrolls;
+                }).map((e) => e.className)""",
+                "#exercise-split-merge-heads",
+            )
+            assert overflow == [], overflow
+    finally:
+        _close_and_check(context, page)

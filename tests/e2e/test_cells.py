@@ -25,6 +25,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("cells")]
 
 PAGE = "module-05-attention.html"
 CELL_IDS = re.findall(r"^:id: (\S+)$", (ROOT / "content" / "module-05-attention.md").read_text("utf-8"), re.M)
+CELLS = ".code-cell:not([data-exercise])"  # the authored cells: an exercise's editor is a code cell too
 SCRATCH = "#cell-multi-head"  # the cell the interaction tests type into (reset afterwards)
 TIMINGS: dict[str, dict] = {}
 
@@ -47,7 +48,7 @@ def py_page(request, browser, http_base, file_base):
 
 
 def logs(page) -> list[str]:
-    return page.eval_on_selector_all(".code-cell .cell-log", "els => els.map(e => e.textContent)")
+    return page.eval_on_selector_all(f"{CELLS} .cell-log", "els => els.map(e => e.textContent)")
 
 
 def focus_code(page, cell: str) -> None:
@@ -108,14 +109,14 @@ def python_bytes(page, built_site: Path) -> int:
 
 def test_every_cell_runs_in_the_browser_and_prints_what_the_build_printed(py_page, built_site):
     page = py_page
-    assert page.eval_on_selector_all(".code-cell", "els => els.map(e => e.dataset.cellId)") == CELL_IDS
+    assert page.eval_on_selector_all(CELLS, "els => els.map(e => e.dataset.cellId)") == CELL_IDS
     build_logs = logs(page)
     # every seed cell shows its build-time output before anything runs (text, or a widget it showed)
     widgets = page.eval_on_selector_all(
-        ".code-cell .cell-output", "els => els.map(e => !!e.querySelector('.cell-widgets .widget'))"
+        f"{CELLS} .cell-output", "els => els.map(e => !!e.querySelector('.cell-widgets .widget'))"
     )
     assert all(log or widget for log, widget in zip(build_logs, widgets)), "every seed cell shows its build-time output"
-    assert page.eval_on_selector_all(".cell-output-label", "els => els.map(e => e.textContent)") == [
+    assert page.eval_on_selector_all(f"{CELLS} .cell-output-label", "els => els.map(e => e.textContent)") == [
         "预先算好的输出"
     ] * len(CELL_IDS)
     assert python_bytes(page, built_site) == 0, "nothing of Python is loaded before the first run"
@@ -151,9 +152,9 @@ def test_every_cell_runs_in_the_browser_and_prints_what_the_build_printed(py_pag
     )
     assert page.text_content(".cells-bar-status") == "全部运行完成。"
     assert logs(page) == build_logs
-    assert page.eval_on_selector_all(".cell-output-label", "els => els.map(e => e.textContent)") == ["运行输出"] * len(
-        CELL_IDS
-    )
+    assert page.eval_on_selector_all(f"{CELLS} .cell-output-label", "els => els.map(e => e.textContent)") == [
+        "运行输出"
+    ] * len(CELL_IDS)
     TIMINGS.setdefault(page.transport, {}).update(
         cold_click_to_first_output_s=round(first_output, 2), python_bytes_first_run=python_bytes(page, built_site)
     )
@@ -356,9 +357,7 @@ def test_the_editor_loads_only_when_needed_and_the_caret_lands_where_the_reader_
     lazy = ("/assets/editor.js", "/assets/numpy-completions.js")
     assert not [u for u in page.watch.requests if any(name in u for name in lazy)]
     assert page.locator(".cm-editor").count() == 0
-    assert page.eval_on_selector_all(".code-cell", "els => els.map(e => e.dataset.editor)") == ["static"] * len(
-        CELL_IDS
-    )
+    assert page.eval_on_selector_all(CELLS, "els => els.map(e => e.dataset.editor)") == ["static"] * len(CELL_IDS)
     assert page.eval_on_selector_all(".cell-source", "els => els.every(e => e.tabIndex === 0)")
 
     cell = "#cell-causal-mask"

@@ -24,7 +24,9 @@ from tests.e2e.conftest import ALL_LAID_OUT_CSS, _close_and_check, _open_context
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("cells")]
 
 PAGE = "module-05-attention.html"
-CELL_IDS = re.findall(r"^:id: (\S+)$", (ROOT / "content" / "module-05-attention.md").read_text("utf-8"), re.M)
+CELL_IDS = re.findall(  # the code cells' ids (an exercise has an :id: line too)
+    r"^```\{code-cell\} python\n:id: (\S+)$", (ROOT / "content" / "module-05-attention.md").read_text("utf-8"), re.M
+)
 CELLS = ".code-cell:not([data-exercise])"  # the authored cells: an exercise's editor is a code cell too
 SCRATCH = "#cell-multi-head"  # the cell the interaction tests type into (reset afterwards)
 TIMINGS: dict[str, dict] = {}

@@ -537,6 +537,6 @@ def test_the_editor_replaces_the_static_code_without_moving_the_page(browser, ht
         if not js:
             assert page.locator(".code-cell .cell-source").first.inner_text().startswith("import numpy as np")
         context.close()
-    assert len(heights[True]) == len(CELL_IDS)
+    assert len(heights[True]) == len(heights[False]) == len(CELL_IDS) + 3  # the cells and the 3 exercises' editors
     for static, editor in zip(heights[False], heights[True]):
         assert abs(static - editor) <= 2, heights

@@ -43,6 +43,8 @@ class Code(enum.StrEnum):
     """A code cell raised at build time, or has a bad option."""
     QUIZ = "quiz"
     """Malformed quiz."""
+    EXERCISE = "exercise"
+    """A malformed exercise, a reference solution that fails a check, or a starter that passes every check."""
     TEMPLATE = "template"
     """A theme template failed to render."""
     HTML = "html"

@@ -208,6 +208,25 @@ class Cell:
         return hashlib.sha256(self.code.encode("utf-8")).hexdigest()[:16]
 
 
+@dataclass
+class Exercise:
+    """An exercise block (builder/markdown/exercise.py): the learner's starting code, the checks they can read,
+    the hidden checks, the reference solution; `lines` holds each part's first line as lines from the fence line.
+    The build checks it (builder/exercises/verify.py): `solution` passes every check, `starter` fails one."""
+
+    token: Token
+    id: str
+    starter: str
+    checks: str
+    hidden: str
+    solution: str
+    lines: dict[str, int] = field(default_factory=dict)  # part → lines from the fence line to its first code line
+
+    @property
+    def element_id(self) -> str:
+        return f"exercise-{self.id}"
+
+
 # ------------------------------------------------------------------------------------------ pages
 
 
@@ -256,6 +275,7 @@ class PageFacts:
     )  # "cells", "quiz", "widgets", "widget-<name>", "css-widgets-<sheet>"
     quiz_ids: list[str] = field(default_factory=list)
     quiz_answers: list[QuizAnswer] = field(default_factory=list)  # where each quiz shows its right answers
+    exercise_ids: list[str] = field(default_factory=list)
     images: dict[str, str] = field(default_factory=dict)  # output file ("assets/images/x-1a2b3c4d5e.png") → source file
     search_sections: list[SearchSection] | None = None  # None for the index page (not searched)
     reading_minutes: int | None = None
@@ -283,6 +303,8 @@ class ParseContext:
     math_html: dict[Formula, str] = field(default_factory=dict)  # filled by the math stage, read when rendering
     scratch: dict[str, Any] = field(default_factory=dict)  # per-parse counters of plugins (widget numbers, …)
     cells: list[Cell | None] = field(default_factory=list)  # the page's code cells (None: one with bad options)
+    exercises: list[Exercise] = field(default_factory=list)  # the page's well-formed exercise blocks
+    strings: dict[str, str] = field(default_factory=dict)  # the theme's words (theme/strings.yml + site.yml)
 
     def env(self) -> dict[str, Any]:
         return {ENV_KEY: self}

@@ -53,7 +53,12 @@ def body_fingerprint(options: BuildOptions) -> str:
     return cachestore.digest(
         f"schema={cachestore.SCHEMA} katex={KATEX_VERSION} runtime={options.python_runtime}",
         cachestore.tree_digest(
-            [BUILDER_DIR, *load_course(options.content_dir, root).code_paths(), root / "pyproject.toml"]
+            [
+                BUILDER_DIR,
+                *load_course(options.content_dir, root).code_paths(),
+                root / "pyproject.toml",
+                options.theme_dir / "strings.yml",  # the words exercises write (builder/exercises/render.py)
+            ]
         ),
         # every file but the pages, named within the content folder (wherever that lies, whatever its name)
         cachestore.tree_digest(

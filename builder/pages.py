@@ -151,10 +151,17 @@ def course_outline(site: SiteSource, items: dict[str, NavItem]) -> list[OutlineS
 
 
 def course_entries(outline: list[OutlineSection], pages: list[Page]) -> list[dict[str, Any]]:
-    """Written pages in course order (the index's sections, top to bottom) with each page's quiz ids."""
+    """Written pages in course order (the index's sections, top to bottom) with each page's quiz and exercise ids."""
     quizzes = {p.source.slug: list(p.facts.quiz_ids) for p in pages}
+    exercises = {p.source.slug: list(p.facts.exercise_ids) for p in pages}
     return [
-        {"slug": i.slug, "url": i.url, "title": i.title, "quizzes": quizzes.get(i.slug, [])}
+        {
+            "slug": i.slug,
+            "url": i.url,
+            "title": i.title,
+            "quizzes": quizzes.get(i.slug, []),
+            "exercises": exercises.get(i.slug, []),
+        }
         for section in outline
         for i in section.items
         if not i.planned

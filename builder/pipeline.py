@@ -1,6 +1,6 @@
 """The build, stage by stage, in the order it runs:
 
-    load → parse all → run cells → typeset math → render bodies → check links
+    load → parse all → run cells → verify exercises → typeset math → render bodies → check links
          → assets → search index → KaTeX assets → pages → write
 
 Each stage takes and returns the typed objects of builder/model.py. The four body stages (parse … render) run
@@ -25,6 +25,7 @@ from .cells import CellEnvironment, render_cell, run_cells_of_pages
 from .content import load_glossary, load_site
 from .course import CourseError, load_course
 from .errors import AssetError, BuildFailed, Code, Problems
+from .exercises import render_exercise, verify_exercises_of_pages
 from .katex.shared_paths import share_svg_paths
 from .markdown import check_answer_positions, create_markdown
 from .model import BuildOptions, BuildResult, Page, ParseContext, SiteSource, SourcePage
@@ -143,6 +144,7 @@ def markdown_parser(options: BuildOptions) -> MarkdownIt:
         prepare_widget=partial(prepare_widget, build=options, course=course),
         render_widget=render_widget,
         render_cell=render_cell,
+        render_exercise=render_exercise,
         quote_widget=quote_widget,
         glossary=glossary,
         cell_widgets=course.cell_widgets,
@@ -154,10 +156,16 @@ def body_stages(
     md: MarkdownIt, site: SiteSource, sources: list[SourcePage], options: BuildOptions
 ) -> tuple[list[Page], int]:
     """Stages 2–5 for some pages: (the pages with HTML and facts, each with its own problems; formulas typeset)."""
+    strings = pages.ui_strings(options, site, Problems())  # the theme's words (reported by the pages stage)
     parsed = [parse(md, source, site) for source in sources]  # parse all
-    env = cell_environment(options) if any(page.context.cells for page in parsed) else None
+    for page in parsed:  # read when the bodies are rendered (exercises write some of the theme's words)
+        page.context.strings = strings
+    needs_python = any(page.context.cells or page.context.exercises for page in parsed)
+    env = cell_environment(options) if needs_python else None
     # run cells (in Pyodide under Node when it is there: the reader's own runtime), pages side by side
     run_cells_of_pages([page.context for page in parsed], options.cache_dir, env, jobs=options.jobs)
+    # verify exercises: each solution passes its checks, each starter fails one (the same runtime)
+    verify_exercises_of_pages([page.context for page in parsed], options.cache_dir, env)
     fresh = typeset_math(parsed, options)  # typeset math
     for page in parsed:  # render bodies
         render_body(md, page)

@@ -125,6 +125,8 @@ def _trimmed_traceback(exc: BaseException) -> tuple[str, list[tuple[str, int]]]:
 
 CELL_RUNTIME = Path(__file__).resolve().parent.parent / "runtime" / "browser" / "cell_runtime.py"
 """The browser's cell executor: the build runs cells with the very same notebook semantics as the worker."""
+EXERCISE_RUNTIME = CELL_RUNTIME.with_name("exercise_runtime.py")
+"""The browser's exercise checker, importable by the build's runs too (builder/exercises/verify.py)."""
 
 
 def _browser_executor():
@@ -258,6 +260,7 @@ def run_cells_in_pyodide(cells: list[dict], runtime: Runtime, timeout: float | N
             "lockFile": str(lock_path),
             "preload": runtime.preload,
             "cellRuntime": str(CELL_RUNTIME),
+            "exerciseRuntime": str(EXERCISE_RUNTIME),
             "executor": str(Path(__file__).resolve()),
             "env": {"HOME": "/home/pyodide", "MPLBACKEND": "agg"},
         }
@@ -267,6 +270,7 @@ def run_cells_in_pyodide(cells: list[dict], runtime: Runtime, timeout: float | N
             lock_path,
             PYODIDE_PROGRAM,
             CELL_RUNTIME,
+            EXERCISE_RUNTIME,
             Path(__file__).resolve(),
             core,
             *files.values(),

@@ -4,7 +4,7 @@
 // spec; no writes, child processes, workers or addons), code generation from strings disabled, and no `fetch`
 // from the start (so Pyodide cannot fall back to its CDN for a package).
 //
-// node pyodide_cells.cjs <spec.json>    spec: {pyodideDir, lockFile, packageCacheDir, preload, cellRuntime, executor, env}
+// node pyodide_cells.cjs <spec.json>    spec: {pyodideDir, lockFile, packageCacheDir, preload, cellRuntime, exerciseRuntime, executor, env}
 // (`packageCacheDir`: an empty temporary folder, the one place it may write: loadPackage under Node makes sure its
 // cache folder exists, which the permission model counts as a write, and writes nothing there for local files.)
 // stdin: one JSON request {prelude, cells: [{filename, code, expect_error}]}
@@ -57,6 +57,7 @@ process.binding = (name) => {
   py.FS.mkdirTree(CELL_DIR);
   py.FS.writeFile(CELL_DIR + "/cell_runtime.py", fs.readFileSync(spec.cellRuntime));
   py.FS.writeFile(CELL_DIR + "/cell_executor.py", fs.readFileSync(spec.executor));
+  py.FS.writeFile(CELL_DIR + "/exercise_runtime.py", fs.readFileSync(spec.exerciseRuntime));
   py.runPython(`import sys\nsys.path.insert(0, ${JSON.stringify(CELL_DIR)})`);
   // loadPackage reports a package it cannot load to errorCallback and goes on: here that is the error.
   const errors = [];

@@ -1,7 +1,7 @@
 """The site's markdown-it parser: CommonMark + tables + strikethrough + our syntax extensions, one module each
 (every one a `*_plugin(md, …)` in the mdit-py-plugins shape). What a directive turns into is injected: the
-widget (builder/widgets/), code-cell (builder/cells/) and quiz renderers come in as callables, so this package
-knows syntax only.
+widget (builder/widgets/), code-cell (builder/cells/), exercise (builder/exercises/) and quiz renderers come in as
+callables, so this package knows syntax only.
 
 Parsing and rendering are separate so the build can gather facts from all pages (headings for the link
 checker, formulas for the math stage, cells for the cells stage) before any HTML is produced.
@@ -19,6 +19,7 @@ from ..model import GlossaryTerm
 from .callout import callout_plugin
 from .code_cell import code_cell_plugin
 from .directive import unclosed_blocks_plugin, unknown_directive_plugin
+from .exercise import ExerciseRender, exercise_plugin
 from .figure import figure_plugin
 from .glossary import glossary_plugin
 from .headings import headings_plugin
@@ -40,6 +41,7 @@ def create_markdown(
     prepare_widget: WidgetPrepare,
     render_widget: Callable[[Any], str],
     render_cell: Callable[[Any, bool], str],
+    render_exercise: ExerciseRender,
     quote_widget: WidgetQuote,
     glossary: Sequence[GlossaryTerm] = (),
     cell_widgets: dict[str, str] | None = None,
@@ -66,6 +68,7 @@ def create_markdown(
     widget_quote_plugin(md, render=quote_widget)
     code_cell_plugin(md, render=render_cell, cell_widgets=cell_widgets)
     quiz_plugin(md)
+    exercise_plugin(md, render=render_exercise)
     glossary_plugin(md, terms=glossary)
     for plugin in plugins:
         plugin(md)

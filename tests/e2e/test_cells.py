@@ -24,7 +24,10 @@ from tests.e2e.conftest import ALL_LAID_OUT_CSS, _close_and_check, _open_context
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("cells")]
 
 PAGE = "module-05-attention.html"
-CELL_IDS = re.findall(r"^:id: (\S+)$", (ROOT / "content" / "module-05-attention.md").read_text("utf-8"), re.M)
+CELL_IDS = re.findall(  # the code cells' ids (an exercise has an :id: line too)
+    r"^```\{code-cell\} python\n:id: (\S+)$", (ROOT / "content" / "module-05-attention.md").read_text("utf-8"), re.M
+)
+CELLS = ".code-cell:not([data-exercise])"  # the authored cells: an exercise's editor is a code cell too
 SCRATCH = "#cell-multi-head"  # the cell the interaction tests type into (reset afterwards)
 TIMINGS: dict[str, dict] = {}
 
@@ -48,7 +51,7 @@ def py_page(request, browser, http_base, file_base):
 
 
 def logs(page) -> list[str]:
-    return page.eval_on_selector_all(".code-cell .cell-log", "els => els.map(e => e.textContent)")
+    return page.eval_on_selector_all(f"{CELLS} .cell-log", "els => els.map(e => e.textContent)")
 
 
 def focus_code(page, cell: str) -> None:
@@ -109,14 +112,14 @@ def python_bytes(page, built_site: Path) -> int:
 
 def test_every_cell_runs_in_the_browser_and_prints_what_the_build_printed(py_page, built_site):
     page = py_page
-    assert page.eval_on_selector_all(".code-cell", "els => els.map(e => e.dataset.cellId)") == CELL_IDS
+    assert page.eval_on_selector_all(CELLS, "els => els.map(e => e.dataset.cellId)") == CELL_IDS
     build_logs = logs(page)
     # every seed cell shows its build-time output before anything runs (text, or a widget it showed)
     widgets = page.eval_on_selector_all(
-        ".code-cell .cell-output", "els => els.map(e => !!e.querySelector('.cell-widgets .widget'))"
+        f"{CELLS} .cell-output", "els => els.map(e => !!e.querySelector('.cell-widgets .widget'))"
     )
     assert all(log or widget for log, widget in zip(build_logs, widgets)), "every seed cell shows its build-time output"
-    assert page.eval_on_selector_all(".cell-output-label", "els => els.map(e => e.textContent)") == [
+    assert page.eval_on_selector_all(f"{CELLS} .cell-output-label", "els => els.map(e => e.textContent)") == [
         "预先算好的输出"
     ] * len(CELL_IDS)
     assert python_bytes(page, built_site) == 0, "nothing of Python is loaded before the first run"
@@ -152,9 +155,9 @@ def test_every_cell_runs_in_the_browser_and_prints_what_the_build_printed(py_pag
     )
     assert page.text_content(".cells-bar-status") == "全部运行完成。"
     assert logs(page) == build_logs
-    assert page.eval_on_selector_all(".cell-output-label", "els => els.map(e => e.textContent)") == ["运行输出"] * len(
-        CELL_IDS
-    )
+    assert page.eval_on_selector_all(f"{CELLS} .cell-output-label", "els => els.map(e => e.textContent)") == [
+        "运行输出"
+    ] * len(CELL_IDS)
     TIMINGS.setdefault(page.transport, {}).update(
         cold_click_to_first_output_s=round(first_output, 2), python_bytes_first_run=python_bytes(page, built_site)
     )
@@ -362,9 +365,7 @@ def test_the_editor_loads_only_when_needed_and_the_caret_lands_where_the_reader_
     lazy = ("/assets/editor.js", "/assets/numpy-completions.js")
     assert not [u for u in page.watch.requests if any(name in u for name in lazy)]
     assert page.locator(".cm-editor").count() == 0
-    assert page.eval_on_selector_all(".code-cell", "els => els.map(e => e.dataset.editor)") == ["static"] * len(
-        CELL_IDS
-    )
+    assert page.eval_on_selector_all(CELLS, "els => els.map(e => e.dataset.editor)") == ["static"] * len(CELL_IDS)
     assert page.eval_on_selector_all(".cell-source", "els => els.every(e => e.tabIndex === 0)")
 
     cell = "#cell-causal-mask"
@@ -544,6 +545,6 @@ def test_the_editor_replaces_the_static_code_without_moving_the_page(browser, ht
         if not js:
             assert page.locator(".code-cell .cell-source").first.inner_text().startswith("import numpy as np")
         context.close()
-    assert len(heights[True]) == len(CELL_IDS)
+    assert len(heights[True]) == len(heights[False]) == len(CELL_IDS) + 3  # the cells and the 3 exercises' editors
     for static, editor in zip(heights[False], heights[True]):
         assert abs(static - editor) <= 2, heights

@@ -80,7 +80,8 @@ def test_external_image_is_blocked_and_widgets_and_cells_still_work(browser, inj
         )
         assert page.text_content(".cells-bar-status") == "全部运行完成。", errors
         assert page.evaluate(
-            "[...document.querySelectorAll('.cell-output')].every(o => o.dataset.origin === 'browser')"
+            "[...document.querySelectorAll('.code-cell:not([data-exercise]) .cell-output')]"
+            ".every(o => o.dataset.origin === 'browser')"
         )
         # Chromium reports the attempt, then fails it before it reaches the network
         attempted = {url for url in page.watch.external_requests}

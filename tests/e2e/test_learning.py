@@ -12,6 +12,7 @@ from urllib.parse import unquote
 
 import pytest
 import yaml
+from playwright.sync_api import expect
 
 from tests.conftest import ROOT
 
@@ -173,6 +174,9 @@ def card_state(page, slug: str) -> str:
     only then (content-visibility: auto, theme/css/index.css), and until it is, its text is not rendered."""
     badge = page.locator(f'.card[data-slug="{slug}"] .progress-badge')
     badge.scroll_into_view_if_needed()
+    expect(badge).to_have_text(
+        re.compile(r"\S"), use_inner_text=True
+    )  # laid out (the text is rendered a frame after the scroll)
     return badge.inner_text()
 
 

@@ -42,7 +42,7 @@ def minimal_cold(tmp_path_factory) -> tuple[Path, Path]:
         timeout=600,
     )
     assert run.returncode == 0, run.stderr
-    assert run.stdout.startswith("built 2 pages, 3 formulas"), run.stdout
+    assert run.stdout.startswith("built 2 pages, 5 formulas"), run.stdout
     assert not nothing.exists(), "the minimal course looked for a model or a corpus"
     return root / "site", root / "cache"
 
@@ -54,6 +54,7 @@ def test_the_minimal_course_builds_with_no_model_and_no_corpus(minimal_cold):
     assert 'class="callout callout-key"' in page
     assert "[0.659, 0.242, 0.099]" in page  # the code cell's output, run at build time
     assert 'id="quiz-softmax-sum"' in page
+    assert 'id="exercise-softmax-list"' in page  # its exercise, checked by the build
     assert 'data-widget="softmax3"' in page and (site / "assets" / "widget-softmax3.js").is_file()
     assert (site / "assets" / "widgets-softmax3.css").is_file()  # the widget folder's style.css
     index = (site / "index.html").read_text(encoding="utf-8")

@@ -17,6 +17,7 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 EXTENSIONS = [
     "callout",
     "code_cell",
+    "exercise",
     "figure",
     "glossary",
     "headings",

@@ -147,3 +147,46 @@ def test_typing_into_the_poem_writer_shows_a_prediction(driver, engines_http, en
         ".map((e) => e.textContent)"
     )
     assert converted == ["觉", "晓"], f"{driver.engine}: {converted}"
+
+
+# An exercise: 检查 with the starter (fails, a learner's message and the first hint), then with the solution put
+# into the editor (passes, counted in the progress).
+CHECK_EXERCISE = """
+const done = arguments[arguments.length - 1];
+const root = document.querySelector('#exercise-causal-mask');
+root.scrollIntoView({block: 'center'});
+const verdict = () => new Promise((resolve) => {
+  const timer = setInterval(() => {
+    if (root.dataset.verdict) { clearInterval(timer); resolve(root.dataset.verdict); }
+  }, 100);
+});
+const click = () => {
+  const button = root.querySelector('.exercise-check');
+  if (button.disabled) { setTimeout(click, 50); return; }
+  delete root.dataset.verdict;
+  button.click();
+};
+(async () => {
+  click();
+  const first = await verdict();
+  const message = root.querySelector('.exercise-check-item.is-fail .exercise-message')?.textContent || '';
+  const hints = root.querySelectorAll('.exercise-hints .exercise-hint').length;
+  const cell = Course.cells.cells.find((c) => c.exercise && c.exercise.id === 'causal-mask');
+  cell.setCode('import numpy as np\\n\\ndef causal_mask(n):\\n    return np.tril(np.ones((n, n), dtype=bool))\\n');
+  click();
+  const second = await verdict();
+  const stored = JSON.parse(localStorage.getItem('attention-course:progress') || '{}');
+  const record = ((stored.pages || {})['module-05-attention'] || {}).exercises || {};
+  done({first, message, hints, second, passed: !!(record['causal-mask'] || {}).passed});
+})().catch((e) => done({error: String(e)}));
+"""
+
+
+@pytest.mark.parametrize("transport", ["http", "file"])
+def test_an_exercise_fails_with_a_message_then_passes(driver, engines_http, engines_site, transport):
+    base = engines_http if transport == "http" else engines_site.resolve().as_uri() + "/"
+    open_page(driver, base + PAGE)
+    result = driver.execute_async_script(CHECK_EXERCISE)
+    assert "error" not in result, f"{driver.engine} over {transport}: {result}"
+    assert result["first"] == "fail" and "第一个不同的元素在 [0, 1]" in result["message"], result
+    assert result["hints"] == 1 and result["second"] == "pass" and result["passed"], result

@@ -36,6 +36,7 @@ function start() {
       if (b.dataset.action !== "stop" && !(b.dataset.action === "reset" && section.hasAttribute("data-readonly"))) b.disabled = false;
     }
   }
+  for (const b of document.querySelectorAll(".exercise [data-exercise-action]")) b.disabled = false; // exercises' help
   const runAll = document.querySelector('.cells-bar [data-action="run-all"]');
   if (runAll) runAll.disabled = false;
 
@@ -61,7 +62,7 @@ function start() {
     }
   }, true);
   document.addEventListener("click", (e) => {
-    const button = waiting() && e.target.closest?.(".code-cell [data-action], .cells-bar [data-action]");
+    const button = waiting() && e.target.closest?.(".code-cell [data-action], .cells-bar [data-action], .exercise [data-exercise-action]");
     if (button && !button.disabled) { pending.push({ button }); load(); }
   }, true);
   document.addEventListener("keydown", (e) => {

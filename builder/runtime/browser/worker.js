@@ -19,6 +19,7 @@
 //   run   {id, code, filename}  →  stream…, display…, packages…, result
 //   reset {id}                  →  reset-done
 import CELL_RUNTIME_PY from "./cell_runtime.py";
+import EXERCISE_RUNTIME_PY from "./exercise_runtime.py";
 import { decodePayload, fetchPayload } from "./transport.js";
 import { checkSha256 } from "./verify.js";
 import { zstdReady } from "./zstd.js";
@@ -195,6 +196,7 @@ async function init(msg) {
   lock = JSON.parse(new TextDecoder().decode(await assetBytes("pyodide-lock.json")));
   pyodide.FS.mkdirTree(CELL_DIR);
   pyodide.FS.writeFile(`${CELL_DIR}/cell_runtime.py`, CELL_RUNTIME_PY);
+  pyodide.FS.writeFile(`${CELL_DIR}/exercise_runtime.py`, EXERCISE_RUNTIME_PY); // the exercises' checker
   pyodide.runPython(`import sys\nsys.path.insert(0, ${JSON.stringify(CELL_DIR)})`);
   runner = pyodide.pyimport("cell_runtime");
   runner.set_post((stream, text) => post({ type: "stream", id: currentRun, stream, text }));

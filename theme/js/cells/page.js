@@ -11,6 +11,7 @@ import { watchOtherTabs } from "./tabs.js";
 import { loadEditor, whenIdleAfterLoad } from "./lazy-editor.js";
 import { LazyRuntime } from "./lazy-runtime.js";
 import { onFirstInput } from "../shared/first-input.js";
+import { initExercises } from "./exercise.js";
 
 const seconds = (ms) => `${(ms / 1000).toFixed(2)} s`;
 const ERROR_LINE_RE = /File "<cell-([^>]*)>", line (\d+)/g;
@@ -40,6 +41,7 @@ class Cell {
     this.errorLineNumber = null;
     this.ranGeneration = -1;
     this.running = false;
+    this.exercise = null; // the ExerciseView (cells/exercise.js) when this is an exercise's code
     this.buttons = {
       run: section.querySelector('[data-action="run"]'),
       stop: section.querySelector('[data-action="stop"]'),
@@ -280,6 +282,7 @@ export class CellsPage {
     // offered like any other (a notice, by `onOtherTab`), not applied silently
     this.storedEdits = storedEdits;
     this.cells = sections.map((s, i) => new Cell(this, s, i));
+    this.exercises = initExercises(this, doc);
     this.onOtherTab = watchOtherTabs(this.cells);
     this.chain = Promise.resolve();
     const runAll = this.bar?.querySelector('[data-action="run-all"]');
@@ -496,6 +499,7 @@ export class CellsPage {
   run(cell) {
     whenIdleAfterLoad(() => this.ensureEditorSoon()); // whoever runs code is likely to edit it next
     if (!this.runtime) return Promise.resolve();
+    if (cell.exercise) return cell.exercise.check(); // 检查: its own namespace, then the checks
     cell.output.setStatus("排队中…", "queued");
     cell.buttons.stop.hidden = false;
     cell.buttons.stop.disabled = false;
@@ -505,7 +509,7 @@ export class CellsPage {
         await this.ensurePrelude();
         // Hidden setup cells above run automatically: the reader can't be expected to run what they can't see.
         for (const c of this.cells.slice(0, cell.index)) {
-          if (c.hidden && c.ranGeneration !== this.generation) {
+          if (c.hidden && !c.exercise && c.ranGeneration !== this.generation) {
             const r = await c.execute();
             if (!r.ok) return r;
           }
@@ -537,13 +541,13 @@ export class CellsPage {
       await this.enqueue(async () => { await this.runtime.reset(); this.generation++; });
     }
     this.setBarStatus("正在依次运行本页全部代码…", "running");
-    const ok = await this.runCells(this.cells);
+    const ok = await this.runCells(this.cells.filter((c) => !c.exercise)); // an exercise is checked, not run
     this.setBarStatus(ok ? "全部运行完成。" : "运行在出错或停止的单元处中断。", ok ? "ok" : "error");
   }
 
   runAbove(cell) {
     cell.hideNotice();
-    return this.runCells(this.cells.slice(0, cell.index).filter((c) => c.ranGeneration !== this.generation));
+    return this.runCells(this.cells.slice(0, cell.index).filter((c) => !c.exercise && c.ranGeneration !== this.generation));
   }
 
   /** 停止: the runtime terminates its worker (always within a second); the namespace is gone. */

@@ -4,7 +4,10 @@
 //
 // Stored shape: {"v": 1, "pages": {"<slug>": {"visited": true, "done": true, "doneBy": "quizzes" | "reader",
 //                                             "quizzes": {"<quiz id>": {"correct": true, "choice": ["<key>"],
-//                                                                       "attempts": 1, "revealed": false}}}}}
+//                                                                       "attempts": 1, "revealed": false}},
+//                                             "exercises": {"<exercise id>": {"passed": true, "attempts": 2,
+//                                                           "failures": 1, "hints": 1, "solution": "asked"}}}}}
+// (exercises: cells/exercise.js writes them; the index counts the passed ones of the whole course.)
 
 export const PROGRESS_KEY = "attention-course:progress";
 const VERSION = 1;
@@ -81,6 +84,7 @@ export function pageState(record) {
   if (!record) return "new";
   if (record.done) return "done";
   if (record.visited || (record.quizzes && Object.keys(record.quizzes).length)) return "started";
+  if (record.exercises && Object.keys(record.exercises).length) return "started";
   return "new";
 }
 
@@ -179,6 +183,13 @@ function renderIndex(doc, panel, course) {
   }
   const total = course.pages.length;
   panel.querySelector("[data-progress-summary]").textContent = `已完成 ${done} / ${total} 篇`;
+  const practice = panel.querySelector("[data-progress-exercises]");
+  if (practice) { // passed exercises of the course, with the pages' progress
+    const ids = course.pages.flatMap((p) => (p.exercises || []).map((id) => [p.slug, id]));
+    const passed = ids.filter(([slug, id]) => pages[slug]?.exercises?.[id]?.passed).length;
+    practice.textContent = (practice.dataset.template || "{passed} / {total}").replace("{passed}", passed).replace("{total}", ids.length);
+    practice.hidden = ids.length === 0;
+  }
   const link = panel.querySelector("[data-progress-continue]");
   if (!link) {
     // no page yet

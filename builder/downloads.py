@@ -6,7 +6,7 @@ returns a verified file extracted from that archive (or, with `transform`, a fil
 in `<machine cache>/downloads/` (builder/cache.py `machine_cache`: `$COURSE_MACHINE_CACHE`, else the XDG cache), named
 by their sha256, so a second checkout, a test run or a `--no-cache` build never fetches them again. The archive
 itself is not kept. A lock file serialises processes that want the same file; every file is checked when it is handed
-out (once per process while its size, mtime and inode stay the same): a changed file is a one-line error naming it,
+out (once per process while the file is unchanged): a changed file is a one-line error naming it,
 what it should be and the fix, never different numbers.
 """
 
@@ -27,7 +27,7 @@ from pathlib import Path
 from .cache import file_lock, machine_cache
 
 _CHUNK = 1 << 20
-_verified: dict[str, tuple[int, int, int]] = {}  # path → (size, mtime_ns, inode) of the bytes last verified
+_verified: dict[str, tuple[int, int, int, int]] = {}  # path → (size, mtime_ns, ctime_ns, inode) when last verified
 
 
 class DownloadError(RuntimeError):
@@ -73,10 +73,11 @@ def sha256_file(path: Path) -> str:
 
 
 def verified(path: Path, sha256: str, fix: str, *, what: str = "", size: int = 0) -> Path:
-    """`path`, after checking its sha256 (once per process while its size, mtime and inode stay the same); a
-    mismatch is a one-line DownloadError: the file, what it should be, both hashes, the fix."""
+    """`path`, after checking its sha256 (once per process while its size, mtime, ctime and inode stay the same: any
+    write changes the ctime, which no tool can set back); a mismatch is a one-line DownloadError: the file, what it
+    should be, both hashes, the fix."""
     st = path.stat()
-    signature = (st.st_size, st.st_mtime_ns, st.st_ino)
+    signature = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
     if _verified.get(str(path)) == signature:
         return path
     actual = sha256_file(path)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 
-class Code(str, enum.Enum):
+class Code(enum.StrEnum):
     """Error codes; the value is what is printed in brackets after a message."""
 
     FRONT_MATTER = "front-matter"

@@ -10,6 +10,9 @@ from pathlib import Path
 import attention_core
 from builder.course import Course
 
+from .poems.corpus import LICENCE, POEM_MODELS, TANG_POEMS
+from .smollm2.store import RUNS
+from .smollm2.weights import MODEL
 from .widget_options import OPTION_KINDS
 
 
@@ -20,3 +23,5 @@ def setup(course: Course) -> None:
     course.add_browser_package(Path(attention_core.__file__).parent)
     course.add_cell_widget("show_attention", "heatmap")  # attention_core.display
     course.add_cell_widget("show_row", "heatmap")
+    for source in (MODEL, RUNS, TANG_POEMS, LICENCE, POEM_MODELS):  # builder/data_sources.py
+        course.add_data_source(source)

@@ -1,9 +1,15 @@
 """Persistent, content-addressed build caches (pages, whole-stage outputs) and input fingerprints.
 
 Everything is keyed by a sha256 of *all* the inputs of the thing cached, so there is nothing to invalidate:
-a changed input is simply a different key. Entries live in `<cache_dir>/build.sqlite` (safe across
-processes) and, for a long-lived process such as the authoring server, also in memory.
+a changed input is simply a different key, and the code that makes a thing is one of its inputs (`code_digest`: the
+bytes of its source files, never a version number bumped by hand). Entries live in `<cache_dir>/build.sqlite` (safe
+across processes) and, for a long-lived process such as the authoring server, also in memory.
 Values are pickles written and read only by this build (never data from elsewhere).
+
+What does not depend on a build's cache folder lives in one machine-wide folder (`machine_cache()`, like pip's and
+npm's own caches): `downloads/` (pinned files, named by their sha256: builder/downloads.py) and `derived/` (what is
+computed from them and from code: the Python runtime's prepared files, a course's model runs and trained results,
+each named or keyed by digests of its inputs), so a second checkout, a test run or a `--no-cache` build reuses them.
 """
 
 from __future__ import annotations
@@ -19,7 +25,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
-SCHEMA = 1
+MACHINE_CACHE_ENV = "COURSE_MACHINE_CACHE"
 _memory: dict[str, Any] = {}  # key → value, for this process (the server reuses it between rebuilds)
 _MEMORY_LIMIT = 20_000
 
@@ -31,6 +37,27 @@ def digest(*parts: str | bytes) -> str:
         h.update(len(data).to_bytes(8, "little"))
         h.update(data)
     return h.hexdigest()
+
+
+def machine_cache() -> Path:
+    """The machine-wide cache folder: `$COURSE_MACHINE_CACHE`, else `$XDG_CACHE_HOME/attention-course`, else
+    `~/.cache/attention-course`. Where it is never changes a site's bytes: everything in it is checked by its sha256
+    or named by its inputs."""
+    env = os.environ.get(MACHINE_CACHE_ENV)
+    if env:
+        return Path(env)
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "attention-course"
+
+
+def derived_dir(name: str) -> Path:
+    """`<machine cache>/derived/<name>`: one folder per kind of derived data (not created here)."""
+    return machine_cache() / "derived" / name
+
+
+def code_digest(*paths: Path | str) -> str:
+    """A digest of the source files (or folders) that make a cached thing: part of its key instead of a version
+    constant changed by hand, so any change to that code is a new key and nothing is invalidated by hand."""
+    return tree_digest(Path(p) for p in paths)[:16]
 
 
 def tree_digest(paths: Iterable[Path], *, skip: Callable[[Path], bool] = lambda p: False) -> str:

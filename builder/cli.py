@@ -21,25 +21,46 @@ what --out replaces:
 
 what --no-cache skips:
   the persistent build cache (<cache-dir>/build.sqlite, katex.sqlite): every page is parsed, every cell run,
-  every formula typeset and every asset bundled anew. It does not skip the files kept outside it, which are
-  checked by their sha256 or named by their content: the downloads ($COURSE_DOWNLOADS), the model and its runs
-  ($COURSE_MODEL_DIR), the poem corpus ($COURSE_CORPUS_DIR) and the Python runtime's prepared files
-  ($COURSE_RUNTIME_DIR, else <cache-dir>/pyodide).
+  every formula typeset and every asset bundled anew. It does not skip the machine-wide cache, whose files are
+  checked by their sha256 or named by their inputs: $COURSE_MACHINE_CACHE, else $XDG_CACHE_HOME/attention-course,
+  else ~/.cache/attention-course, with downloads/ (pinned files: the Python runtime's wheels and font, a course's
+  data sources) and derived/ (what is computed from them: the Python runtime's prepared files in derived/pyodide,
+  a course's model runs and trained results).
 
 environment variables:
-  COURSE_DOWNLOADS, COURSE_MODEL_DIR, COURSE_CORPUS_DIR, COURSE_RUNTIME_DIR say only where those files live: the
-  site's bytes are the same wherever they are. OPENBLAS_NUM_THREADS, OMP_NUM_THREADS, MKL_NUM_THREADS do not
-  change the output either: the build runs its NumPy on one BLAS thread. One thing does: whether `node` is on
-  PATH (with Node the build-time code cells run in Pyodide, the reader's own runtime; without it in CPython, whose
-  figures and printed floats may differ).
+  COURSE_MACHINE_CACHE says only where that cache lives: the site's bytes are the same wherever it is.
+  OPENBLAS_NUM_THREADS, OMP_NUM_THREADS, MKL_NUM_THREADS do not change the output either: the build runs its
+  NumPy on one BLAS thread. One thing does: whether `node` is on PATH (with Node the build-time code cells run in
+  Pyodide, the reader's own runtime; without it in CPython, whose figures and printed floats may differ).
 """
 
 
+def data_sources_help(content_dir: Path) -> str:
+    """The data sources the course of `content_dir` declares (builder/data_sources.py), for `--help`."""
+    from .course import CourseError, load_course
+    from .data_sources import describe_all
+
+    try:
+        course = load_course(content_dir.resolve(), DEFAULT_ROOT)
+    except CourseError as exc:
+        return f"\ndata sources: the course of {content_dir} cannot be loaded: {exc}\n"
+    if not course.data_sources:
+        return ""
+    lines = describe_all(course.data_sources)
+    return f"\ndata sources of {course.name} (the course of {content_dir}), fetched or computed once per machine:\n" + (
+        "\n".join(lines) + "\n"
+    )
+
+
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    words = sys.argv[1:] if argv is None else argv
+    epilog = EPILOG
+    if "-h" in words or "--help" in words:  # only then is the course loaded (its widgets import NumPy)
+        epilog += data_sources_help(_content_arg(words) or DEFAULT_ROOT / "content")
     p = argparse.ArgumentParser(
         prog="build.py",
         description="Build the attention course into a static site.",
-        epilog=EPILOG,
+        epilog=epilog,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--content", type=Path, default=DEFAULT_ROOT / "content", help="content folder (default: content/)")
@@ -77,6 +98,15 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     p.add_argument("--port", type=int, default=8000, help="port for --serve (default: 8000)")
     return p.parse_args(argv)
+
+
+def _content_arg(words: list[str]) -> Path | None:
+    for i, word in enumerate(words):
+        if word.startswith("--content="):
+            return Path(word.split("=", 1)[1])
+        if word == "--content" and i + 1 < len(words):
+            return Path(words[i + 1])
+    return None
 
 
 def options_from(args: argparse.Namespace) -> BuildOptions:

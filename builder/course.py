@@ -9,8 +9,9 @@ is given, what the engine cannot know by itself (as Sphinx's `setup(app)` does):
 - Markdown plugins (`add_markdown_plugin`, in the mdit-py-plugins shape);
 - the Python packages the browser's runtime and the build-time cells import (`add_browser_package`);
 - names a code cell may call to show a widget (`add_cell_widget("show_attention", "heatmap")`);
-- data sources: downloads or trained files the course's widgets read (`add_data_source`), fetched before the
-  pages are parsed and named in `--help` and in the closing summary.
+- data sources: what its widgets read that is not in the repository (`add_data_source`, builder/data_sources.py):
+  pinned files (a model, a corpus), fetched before the pages are parsed, and stores of what the course derives from
+  them; `--help` lists them with where they live.
 
 The package is looked up with the content folder first on `sys.path`, so a small course can live beside its pages
 (examples/minimal/). The engine imports nothing of a course by name (import-linter, pyproject.toml).
@@ -29,6 +30,7 @@ from typing import Any
 
 import yaml
 
+from .data_sources import DataSource
 from .errors import Code, Problem
 
 
@@ -38,17 +40,6 @@ class CourseError(Exception):
     def __init__(self, problem: Problem):
         super().__init__(str(problem))
         self.problem = problem
-
-
-@dataclass(frozen=True)
-class DataSource:
-    """Something a course's widgets read that is not in the repository: `ensure(options)` fetches or checks it
-    (raising an error whose message names the fix) and returns its path; `summary` says what it is, how big and
-    from where (printed by `--help` and the README's list)."""
-
-    name: str
-    summary: str
-    ensure: Callable[[Any], Path]
 
 
 @dataclass
@@ -96,6 +87,9 @@ class Course:
         self.cell_widgets[function] = widget
 
     def add_data_source(self, source: DataSource) -> None:
+        """A `PinnedFile` or a `DerivedStore` (builder/data_sources.py); names are unique."""
+        if any(known.name == source.name for known in self.data_sources):
+            raise ValueError(f"two data sources are called {source.name!r}")
         self.data_sources.append(source)
 
     # -------------------------------------------------------------------------------------- what the engine reads

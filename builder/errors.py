@@ -57,6 +57,9 @@ class Code(enum.StrEnum):
     replace (its sources, a folder it did not make); the previous site is left as it was."""
     ASSET = "asset"
     """A front-end asset could not be built or copied."""
+    DATA = "data"
+    """A course's pinned data source (builder/data_sources.py) could not be fetched, or its bytes are not the
+    declared ones."""
     GLOSSARY = "glossary"
     """content/glossary.yml is malformed, or the prose uses a synonym where the glossary's term is expected."""
 

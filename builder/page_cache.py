@@ -51,7 +51,7 @@ def body_fingerprint(options: BuildOptions) -> str:
     """Hash of every input a page body depends on besides the page file itself."""
     root = options.root
     return cachestore.digest(
-        f"schema={cachestore.SCHEMA} katex={KATEX_VERSION} runtime={options.python_runtime}",
+        f"katex={KATEX_VERSION} runtime={options.python_runtime}",  # the engine's code: BUILDER_DIR below
         cachestore.tree_digest(
             [
                 BUILDER_DIR,

@@ -24,6 +24,7 @@ from . import cache as cachestore
 from .cells import CellEnvironment, render_cell, run_cells_of_pages
 from .content import load_glossary, load_site
 from .course import CourseError, load_course
+from .data_sources import fetch_missing
 from .errors import AssetError, BuildFailed, Code, Problems
 from .exercises import render_exercise, verify_exercises_of_pages
 from .katex.shared_paths import share_svg_paths
@@ -126,10 +127,21 @@ def load(options: BuildOptions, problems: Problems) -> SiteSource:
             keep=lambda _: len(problems) == before,
         )
     try:
-        load_course(options.content_dir, options.root)  # its widgets, plugins and packages (builder/course.py)
+        course = load_course(options.content_dir, options.root)  # its widgets, plugins, packages, data sources
     except CourseError as exc:
         problems.items.append(exc.problem)
+        return site
+    for source, exc in fetch_missing(course.data_sources):  # before any page is parsed (builder/data_sources.py)
+        where = exc.file or _project_path(options, options.content_dir / "site.yml")
+        problems.add(Code.DATA, where, None, f"data source {source.name}: {str(exc).removeprefix(f'{where}: ')}")
     return site
+
+
+def _project_path(options: BuildOptions, path: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(options.root.resolve()))
+    except ValueError:
+        return str(path)
 
 
 # ------------------------------------------------------------------------------------------ the body stages

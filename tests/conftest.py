@@ -30,14 +30,43 @@ from builder.model import BuildOptions, BuildResult  # noqa: E402
 from builder.pipeline import build_site  # noqa: E402
 
 TEST_CACHE = ROOT / ".test-cache"
-"""The tests' own persistent build cache (downloads, typeset formulas, the Python runtime's compiled files): never the
-developer's .cache, so a test can neither use nor spoil what `make site` made."""
-# Every build a test makes, whatever its cache folder, finds the real model (and its cached results) here: one
-# download per machine (attention_course/smollm2/). Spawned worker processes inherit it.
-os.environ.setdefault("COURSE_MODEL_DIR", str(TEST_CACHE / "models"))
-# Likewise the Python runtime's cache entries (builder/runtime/files.py): a test with a cache folder of its own
-# (a cell cache, a page cache) does not make matplotlib's packs, the CJK font and the snapshot again.
-os.environ.setdefault("COURSE_RUNTIME_DIR", str(TEST_CACHE / "pyodide"))
+"""The tests' own persistent build cache (typeset formulas, pages) and their machine-wide cache (downloads, the Python
+runtime's prepared files, the model's runs: builder/cache.py `machine_cache`): never the developer's .cache or
+~/.cache, so a test can neither use nor spoil what `make site` made."""
+# Every build a test makes, whatever its cache folder, finds the downloads and what is derived from them here: one
+# download per test cache. Spawned worker processes inherit it.
+os.environ.setdefault("COURSE_MACHINE_CACHE", str(TEST_CACHE))
+
+_EARLIER_LAYOUT = {
+    # a file of the test cache's earlier layout → its sha256 (the course's data sources: attention_course/)
+    "models/SmolLM2-135M-Instruct.Q4_1.gguf": "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
+    "corpora/chinese-poetry-2.0.1-tang.txt": "4e4e168ce9bcf20d2a51d047df9d96f72cc41ca0b3b282d73d3e6363e1633865",
+    "corpora/chinese-poetry-2.0.1-LICENSE": "89c627fc3f9f65efdf438701cc9cc2b5fbf1abf79793c9ec15c05475bd7882cc",
+}
+
+
+def _adopt_earlier_layout(cache: Path) -> None:
+    """A test cache made before the machine-wide layout kept the model in models/, the corpus in corpora/ and the
+    runtime's files in pyodide/: they are linked into downloads/ and derived/ (hard links; a symbolic link for
+    pyodide/, which other checkouts may share), so a warm test cache is not downloaded or prepared again. The files
+    are still checked by their sha256 when they are used."""
+    from builder.downloads import target
+
+    for old, sha256 in _EARLIER_LAYOUT.items():
+        source, new = cache / old, target(old, sha256)
+        if source.is_file() and not new.exists():
+            new.parent.mkdir(parents=True, exist_ok=True)
+            with contextlib.suppress(FileExistsError):
+                os.link(source, new)
+    runtime, new = cache / "pyodide", cache / "derived" / "pyodide"
+    if runtime.is_dir() and not new.exists() and not new.is_symlink():
+        new.parent.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(FileExistsError):
+            new.symlink_to(Path("..") / "pyodide")
+
+
+if Path(os.environ["COURSE_MACHINE_CACHE"]) == TEST_CACHE:
+    _adopt_earlier_layout(TEST_CACHE)
 
 CONTENT = ROOT / "content"
 """The real course (its site.yml names the course package: attention_course)."""

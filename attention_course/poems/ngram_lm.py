@@ -6,9 +6,9 @@ the Transformer's. The bigram is counted here at build time (seconds). The MLP i
 (artifacts.check_provenance: stale weights are an error naming the command) and evaluated on the held-out
 poems; its training curve comes from its provenance.
 
-The result (≈ 1 MB of plain lists) is cached beside the corpus (`<corpus dir>/results.sqlite`) under a digest
-of the corpus's sha256, this file, attention_core/ngram.py, dataset.py, the MLP's weights and the settings:
-a `--no-cache` build or a test's fresh cache reuses it.
+The result (≈ 1 MB of plain lists) is cached once per machine (corpus.py `POEM_MODELS`) under a digest of the
+corpus's sha256, this file, attention_core/ngram.py, dataset.py, the MLP's weights and the settings: a `--no-cache`
+build or a test's fresh cache reuses it.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from builder import cache as cachestore
 from builder.model import BuildOptions
 
 from . import artifacts, dataset
-from .corpus import PACKAGE, POEMS_SHA256, corpus_dir
+from .corpus import PACKAGE, POEM_MODELS, POEMS_SHA256
 from .dataset import HELD_OUT_LINES, POEM_RE, VOCAB_SIZE, Split, load_split, vocabulary
 
 ALPHA = 0.1  # add-α smoothing of the bigram rows
@@ -247,11 +247,8 @@ def results(options: BuildOptions) -> dict[str, Any]:
     artifacts.check_provenance("mlp")
     mlp_sha = artifacts.read("mlp")[1]["weights_sha256"]
     key = cachestore.digest("poetry-lm", POEMS_SHA256, _code_digest(), mlp_sha, repr(sorted(SETTINGS.items())))
-    folder = corpus_dir(options)
-    folder.mkdir(parents=True, exist_ok=True)
-    with cachestore.BuildCache(folder / "results.sqlite") as store:
-        # parallel test workers: one trains, the others then read it
-        return cachestore.cached(store, key, lambda: compute(load_split(options)), lock=folder / ".results.lock")
+    # parallel test workers: one computes, the others then read it
+    return POEM_MODELS.cached(key, lambda: compute(load_split(options)), lock="results")
 
 
 __all__ = ["compute", "load_mlp", "results", "split"]

@@ -23,7 +23,7 @@ from builder import cache as cachestore
 from builder.model import BuildOptions
 
 from . import artifacts, head_scores, weights_format
-from .corpus import POEMS_SHA256, corpus_dir
+from .corpus import POEM_MODELS, POEMS_SHA256
 
 BATCH = 64  # windows per forward pass when evaluating
 SAMPLES = 4  # poems written at T = 1 with the seed of the bigram's and the MLP's samples (ngram_lm.py)
@@ -166,16 +166,13 @@ def _code_digest() -> str:
 
 
 def results(options: BuildOptions) -> dict[str, Any]:
-    """The Transformer's numbers (cached machine-wide beside the corpus, by the weights, the code and the corpus);
-    raises CorpusError, StaleWeights."""
+    """The Transformer's numbers (cached once per machine, corpus.py `POEM_MODELS`, by the weights, the code and the
+    corpus); raises CorpusError, StaleWeights."""
     from .dataset import load_split
 
     meta = artifacts.check_provenance("tiny_gpt")
     key = cachestore.digest("tiny-gpt", POEMS_SHA256, meta["weights_sha256"], _code_digest(), str(SAMPLES), EXAMPLE)
-    folder = corpus_dir(options)
-    folder.mkdir(parents=True, exist_ok=True)
-    with cachestore.BuildCache(folder / "results.sqlite") as store:
-        return cachestore.cached(store, key, lambda: compute(load_split(options)), lock=folder / ".tiny-gpt.lock")
+    return POEM_MODELS.cached(key, lambda: compute(load_split(options)), lock="tiny-gpt")
 
 
 __all__ = ["BATCH", "browser_payload", "compute", "held_out_nll", "load", "results", "sample", "windows"]

@@ -19,11 +19,11 @@ from .generation import (
     temperature_probs,
 )
 from .inside import GateStats, ModelShape, QueryKeyRun, ffn_gate_stats, model_config, model_shape, query_key_run
-from .store import MAX_TOKENS, MODEL_DIR_ENV, ModelInputError, count_tokens, digest_of, model_dir, model_path
+from .store import MAX_TOKENS, RUNS, ModelInputError, count_tokens, digest_of, model_path
 
 __all__ = [
     "MAX_TOKENS",
-    "MODEL_DIR_ENV",
+    "RUNS",
     "ContinuationNode",
     "ContinuationTree",
     "GalleryEntry",
@@ -40,7 +40,6 @@ __all__ = [
     "head_gallery",
     "largest_remainder_percents",
     "model_config",
-    "model_dir",
     "model_path",
     "model_shape",
     "next_token_run",

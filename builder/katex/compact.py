@@ -5,9 +5,6 @@ from __future__ import annotations
 
 import re
 
-# Part of the formula cache key: change it whenever compact_katex_html() changes what it returns.
-COMPACT_VERSION = "compact-4"
-
 _MATH_XMLNS = '<math xmlns="http://www.w3.org/1998/Math/MathML"'
 _SVG_XMLNS = '<svg xmlns="http://www.w3.org/2000/svg"'
 _TEX_ANNOTATION_RE = re.compile(

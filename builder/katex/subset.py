@@ -20,7 +20,6 @@ from .fonts import font_files_drawn
 # OpenType layout, names), so every formula looks exactly as with the full font (fontTools, with brotli for woff2).
 
 KATEX_FONTS_DIR = "assets/katex/fonts/"
-FONT_SUBSET_VERSION = "2"  # part of the subset cache key: change it whenever what is subset, or how, changes
 # Kept in each subset: Chromium on Linux draws with FreeType's auto-hinter (or skrifa's copy of it), which sizes
 # a script's blue zones and stem widths from fixed reference letters of that script ("blue strings" and standard
 # characters, FreeType's src/autofit/afblue.dat); a subset without them would draw the very same glyphs a little
@@ -79,7 +78,7 @@ def subset_fonts_cached(
     they are), cached by (characters, fonts): a page edit seldom adds a character."""
     key = cachestore.digest(
         "katex-font-subset",
-        FONT_SUBSET_VERSION,
+        cachestore.code_digest(__file__, Path(__file__).with_name("fonts.py")),  # what is subset, and how
         fontTools.version,
         characters,
         *(name.encode() + b"\0" + data for name, data in sorted(fonts.items())),

@@ -1,7 +1,8 @@
 """Typesetting every formula of the site, once (`render_all`).
 
 Formulas are de-duplicated across pages and cached on disk by content hash (formula + display mode + KaTeX
-version and options + COMPACT_VERSION), so a rebuild only typesets formulas it has never seen. What is cached is KaTeX's
+version and options + the code that calls KaTeX and compacts its output, `CODE`), so a rebuild only typesets formulas
+it has never seen. What is cached is KaTeX's
 output made smaller by compact_katex_html (compact.py).
 """
 
@@ -12,15 +13,26 @@ import json
 import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
-from builder.cache import connection
+from builder.cache import code_digest, connection
 
-from .compact import COMPACT_VERSION, compact_katex_html
+from . import compact, engines
+from .compact import compact_katex_html
 from .engines import KATEX_OPTIONS, KATEX_VERSION, Formula, MathEngine, default_engine, untrusted_command
 
 OPTIONS_KEY = f"{KATEX_VERSION} {json.dumps(KATEX_OPTIONS, sort_keys=True)}"
-"""What besides the TeX decides a formula's HTML: the KaTeX version and its options (part of every cache key)."""
+"""What besides the TeX and the code decides a formula's HTML: the KaTeX version and its options (part of every
+cache key)."""
+CODE = [Path(compact.__file__), Path(engines.__file__)]
+"""The code whose output is cached: how KaTeX is called and how its HTML is compacted (its digest is in every key)."""
+
+
+@lru_cache(maxsize=1)
+def _code_key() -> str:
+    return code_digest(*CODE)
+
 
 __all__ = ["Formula", "MathCache", "MathError", "render_all"]
 
@@ -46,7 +58,7 @@ class MathCache:
 
     @staticmethod
     def key(tex: str, display: bool) -> str:
-        return hashlib.sha256(f"{OPTIONS_KEY}\0{COMPACT_VERSION}\0{int(display)}\0{tex}".encode()).hexdigest()
+        return hashlib.sha256(f"{OPTIONS_KEY}\0{_code_key()}\0{int(display)}\0{tex}".encode()).hexdigest()
 
     def get_many(self, keys: list[str]) -> dict[str, str]:
         if self.db is None or not keys:

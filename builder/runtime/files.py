@@ -8,15 +8,14 @@ import shutil
 import threading
 from pathlib import Path
 
-RUNTIME_DIR_ENV = "COURSE_RUNTIME_DIR"
+from ..cache import derived_dir
 
 
-def runtime_cache_root(cache_dir: Path) -> Path:
+def runtime_cache_root(cache_dir: Path | None = None) -> Path:
     """Where the runtime's cache entries live (wheels, packs, fonts, bytecode, the snapshot, wrapper scripts):
-    `$COURSE_RUNTIME_DIR`, else `<cache dir>/pyodide`. Every entry is named by a digest of its inputs, so builds
-    with different caches can share one folder: the tests do (tests/conftest.py), as they share the model."""
-    env = os.environ.get(RUNTIME_DIR_ENV)
-    return Path(env) if env else Path(cache_dir) / "pyodide"
+    `<machine cache>/derived/pyodide` (builder/cache.py `machine_cache`), whatever the build's own cache folder
+    `cache_dir` is. Every entry is named by a digest of its inputs, so every build on the machine shares them."""
+    return derived_dir("pyodide")
 
 
 def temp_name(path: Path) -> Path:

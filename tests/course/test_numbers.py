@@ -9,7 +9,8 @@ against the data they come from — so they change with the data or the test fai
   of the animal-tired sentence;
 * the explainer's step-calculator sentence: the two equal scores of 我 (爱, 吃) are shown as equal weights, through
   the prose's own quotes.
-These read the real model's cached runs (COURSE_MODEL_DIR, as the build does) and are skipped when it is absent.
+These read the real model's cached runs (the machine-wide cache, $COURSE_MACHINE_CACHE, as the build does) and are
+skipped when the model is absent.
 """
 
 from __future__ import annotations
@@ -23,15 +24,15 @@ from tests.conftest import ROOT, TEST_CACHE
 from tests.course.learner_text import CONTENT, front_matter
 from tests.plugin_harness import render_page
 
-MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
-
 
 def model_options() -> BuildOptions:
-    from attention_course.smollm2 import model_dir
+    from attention_course.smollm2.weights import MODEL
 
     options = BuildOptions(root=ROOT, cache_dir=TEST_CACHE, python_runtime=False)
-    if not (model_dir(options) / MODEL_FILE).is_file():
-        pytest.skip(f"the model is not in {model_dir(options)} (set COURSE_MODEL_DIR; tests do not download it)")
+    if not MODEL.location().is_file():
+        pytest.skip(
+            f"the model is not at {MODEL.location()} (set COURSE_MACHINE_CACHE; these tests do not download it)"
+        )
     return options
 
 

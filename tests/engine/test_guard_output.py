@@ -208,7 +208,10 @@ def test_help_says_what_out_and_no_cache_do_and_which_variables_matter():
         [sys.executable, "build.py", "--help"], cwd=ROOT, capture_output=True, text=True, check=True
     ).stdout
     assert "replaced as a whole" in text and MARKER in text
-    assert "what --no-cache skips" in text and "COURSE_RUNTIME_DIR" in text
+    assert "what --no-cache skips" in text and "COURSE_MACHINE_CACHE" in text and "derived/pyodide" in text
+    for gone in ("COURSE_RUNTIME_DIR", "COURSE_MODEL_DIR", "COURSE_CORPUS_DIR", "COURSE_DOWNLOADS"):
+        assert gone not in text
+    assert "data sources of attention_course" in text and "smollm2: SmolLM2-135M-Instruct" in text
     assert "OPENBLAS_NUM_THREADS" in text and "node" in text
 
 

@@ -1,7 +1,8 @@
 """examples/minimal, the second course: it proves the engine needs nothing of the attention course. Built from the
-command line with no model and no corpus anywhere (COURSE_MODEL_DIR and COURSE_CORPUS_DIR point at nothing) and an
-empty cache folder, it has its pages, its math, its code cell's build-time output, its quiz and its own widget; built
-again on the warm cache, one page at a time, it is the same bytes (same input → same bytes)."""
+command line with no model and no corpus anywhere (a machine-wide cache, COURSE_MACHINE_CACHE, that holds only the
+Python runtime's prepared files) and an empty cache folder, it has its pages, its math, its code cell's build-time
+output, its quiz and its own widget; built again on the warm cache, one page at a time, it is the same bytes (same
+input → same bytes)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from builder.runtime.files import runtime_cache_root
 from tests.conftest import MINIMAL, ROOT, build
 
 
@@ -28,10 +30,12 @@ def digest_tree(root: Path) -> dict[str, str]:
 def minimal_cold(tmp_path_factory) -> tuple[Path, Path]:
     """(the site, its cache folder): `python build.py --content examples/minimal` on an empty cache, no model."""
     root = tmp_path_factory.mktemp("minimal")
-    nothing = root / "nothing-here"
-    env = {**os.environ, "COURSE_MODEL_DIR": str(nothing / "models"), "COURSE_CORPUS_DIR": str(nothing / "corpora")}
-    # (the Python runtime's entries stay the tests' shared ones, $COURSE_RUNTIME_DIR: making them is the runtime's
-    # own test, tests/unit/test_pyodide_assets.py, and takes minutes)
+    machine = root / "machine"
+    # only the Python runtime's entries, the tests' shared ones (making them takes minutes; the runtime's own tests,
+    # tests/engine/test_python_runtime.py, are about them)
+    (machine / "derived").mkdir(parents=True)
+    (machine / "derived" / "pyodide").symlink_to(runtime_cache_root())
+    env = {**os.environ, "COURSE_MACHINE_CACHE": str(machine)}
     run = subprocess.run(
         [sys.executable, "build.py", "--content", str(MINIMAL), "--out", str(root / "site")]
         + ["--cache-dir", str(root / "cache")],
@@ -43,7 +47,8 @@ def minimal_cold(tmp_path_factory) -> tuple[Path, Path]:
     )
     assert run.returncode == 0, run.stderr
     assert run.stdout.startswith("built 2 pages, 5 formulas"), run.stdout
-    assert not nothing.exists(), "the minimal course looked for a model or a corpus"
+    assert [p.name for p in machine.iterdir()] == ["derived"], "the minimal course downloaded something"
+    assert [p.name for p in (machine / "derived").iterdir()] == ["pyodide"], "the minimal course derived data"
     return root / "site", root / "cache"
 
 

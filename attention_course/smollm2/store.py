@@ -18,6 +18,7 @@ from typing import TypeVar
 
 import attention_core.models
 from builder import cache as cachestore
+from builder import progress
 from builder.model import BuildOptions
 
 from .weights import GGUF_SHA256, MODELS_DIR, ensure_smollm2
@@ -77,7 +78,15 @@ def cached_result(options: BuildOptions, compute: Callable[[], T], kind: str, *i
     with _results(options) as store:
         # Builds started together (the test workers, on a cold machine) compute each result once. One lock per
         # kind, so a result computed from another kind's (a gallery from sentence runs) cannot wait on itself.
-        return cachestore.cached(store, key, compute, lock=model_dir(options) / f".{kind}.lock")
+        lock = model_dir(options) / f".{kind}.lock"
+        return cachestore.cached(store, key, lambda: _run(compute, kind, inputs), lock=lock)
+
+
+def _run(compute: Callable[[], T], kind: str, inputs: tuple[str, ...]) -> T:
+    """`compute()`, shown as a step of the build's progress (a model run takes seconds to minutes)."""
+    what = f" {inputs[0]!r}" if inputs and len(inputs[0]) <= 60 else ""
+    with progress.step(f"SmolLM2-135M: {kind.removeprefix('model-')}{what}"):
+        return compute()
 
 
 def count_tokens(options: BuildOptions, text: str) -> int:

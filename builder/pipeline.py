@@ -71,7 +71,10 @@ def _build_site(options: BuildOptions) -> BuildResult:
         raise
 
     with progress.stage("assets"):
-        files = dict(build_assets(options, problems))  # a copy: the cached dict is shared with later builds
+        # a copy (the cached dict is shared with later builds), without the widget kinds no page shows
+        used = set().union(*(pages.widget_kinds(page.features) for page in built))
+        kinds = load_course(options.content_dir, options.root).widget_folders
+        files = assets.without_unused_widgets(build_assets(options, problems), kinds, used)
     if not problems:
         files.update(assets.page_image_files(built))
         with progress.stage("search index"):

@@ -22,23 +22,32 @@ what --out replaces:
 what --no-cache skips:
   the persistent build cache (<cache-dir>/build.sqlite, katex.sqlite): every page is parsed, every cell run,
   every formula typeset and every asset bundled anew. It does not skip the files kept outside it, which are
-  checked by their sha256 or named by their content: the downloads ($COURSE_DOWNLOADS), the model and its runs
-  ($COURSE_MODEL_DIR), the poem corpus ($COURSE_CORPUS_DIR) and the Python runtime's prepared files
-  ($COURSE_RUNTIME_DIR, else <cache-dir>/pyodide).
+  checked by their sha256 or named by their content, so nothing is downloaded again: the downloads
+  ($COURSE_DOWNLOADS, else ~/.cache/attention-course/downloads), the model and its runs ($COURSE_MODEL_DIR, else
+  .cache/models), the poem corpus and its models' results ($COURSE_CORPUS_DIR, else .cache/corpora) and the
+  Python runtime's prepared files ($COURSE_RUNTIME_DIR, else .cache/pyodide). Delete those folders to start
+  from nothing.
 
 environment variables:
-  COURSE_DOWNLOADS, COURSE_MODEL_DIR, COURSE_CORPUS_DIR, COURSE_RUNTIME_DIR say only where those files live: the
-  site's bytes are the same wherever they are. OPENBLAS_NUM_THREADS, OMP_NUM_THREADS, MKL_NUM_THREADS do not
+  COURSE_DOWNLOADS, COURSE_MODEL_DIR, COURSE_CORPUS_DIR, COURSE_RUNTIME_DIR (and XDG_CACHE_HOME, for the
+  downloads' default) say only where those files live: the site's bytes are the same wherever they are. Nor do the
+  machine's fonts (fontconfig, matplotlib's font cache): the figures of code cells draw with the fonts the build
+  brings, a Chinese one included. OPENBLAS_NUM_THREADS, OMP_NUM_THREADS, MKL_NUM_THREADS do not
   change the output either: the build runs its NumPy on one BLAS thread. One thing does: whether `node` is on
   PATH (with Node the build-time code cells run in Pyodide, the reader's own runtime; without it in CPython, whose
   figures and printed floats may differ).
+
+output on the terminal:
+  the long steps (downloads, the Python runtime's preparation, model runs, code cells, typesetting) as they run —
+  a progress bar when stderr is a terminal, plain lines otherwise (a CI log) — then the seconds each stage took,
+  all on stderr; warnings and errors as path:line: message on stderr; the closing "built …" line on stdout.
 """
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(
         prog="build.py",
-        description="Build the attention course into a static site.",
+        description="Build a course (the content folder's pages, its site.yml and course package) into a static site.",
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -184,8 +184,8 @@ def figure_plugin(md: MarkdownIt, *, content_dir: Path) -> None:
             report(env, Code.FIGURE, token, f"{src}{f' line {exc.line}' if exc.line else ''}: {exc.message}")
             return ""
         reasons, root = svg_reasons(text)
-        if root is not None:
-            reasons += theme_problems(root)
+        if root is not None and not reasons:  # a drawing the policy accepts: does it follow the page?
+            reasons = theme_problems(root)
         if reasons or root is None:
             for reason in reasons:
                 report(env, Code.FIGURE, token, f"{src}: {reason}")

@@ -280,9 +280,10 @@ def _mb(n: int | None) -> str:
 
 def _columns(stream: TextIO) -> int:
     try:
-        return os.get_terminal_size(stream.fileno()).columns
+        columns = os.get_terminal_size(stream.fileno()).columns
     except (OSError, AttributeError, ValueError):
         return 80
+    return columns if columns >= 20 else 80  # a pseudo-terminal may say 0
 
 
 __all__ = ["Reporter", "Step", "active", "disable", "enable", "stage", "step", "summary", "transfer"]

@@ -238,8 +238,9 @@ def step(label: str, total: int | None = None, unit: str = "", *, always: bool =
 
 @contextlib.contextmanager
 def transfer(label: str, total: int, folder: Path) -> Iterator[Step]:
-    """A download by another program (pip, npm) into `folder`: its bytes are the most that has appeared there so
-    far, at most `total` (pip and npm copy the finished archive once more, and remove their own temporary files).
+    """A download by another program (pip, npm) into `folder`: its bytes are those of the largest file there so far
+    (the archive as it arrives; pip and npm then copy it once more and remove their temporary files), at most
+    `total`.
     With progress off, the one line the build always printed (`label …`) is printed instead."""
     with step(label, total=total or None, unit="bytes", always=True) as current:
         if _reporter is None:
@@ -248,7 +249,7 @@ def transfer(label: str, total: int, folder: Path) -> Iterator[Step]:
         stop = threading.Event()
 
         def measure() -> None:
-            seen = max(current.done, _folder_bytes(folder))
+            seen = max(current.done, _largest_file(folder))
             current.update(min(seen, total) if total else seen)
 
         def poll() -> None:
@@ -265,13 +266,13 @@ def transfer(label: str, total: int, folder: Path) -> Iterator[Step]:
             measure()
 
 
-def _folder_bytes(folder: Path) -> int:
-    total = 0
+def _largest_file(folder: Path) -> int:
+    largest = 0
     for dirpath, _dirs, files in os.walk(folder):
         for name in files:
             with contextlib.suppress(OSError):
-                total += os.lstat(os.path.join(dirpath, name)).st_size
-    return total
+                largest = max(largest, os.lstat(os.path.join(dirpath, name)).st_size)
+    return largest
 
 
 def _mb(n: int | None) -> str:

@@ -86,8 +86,12 @@ def test_a_transfer_counts_the_bytes_that_appear_in_its_folder_at_most_the_total
     out = io.StringIO()
     progress.enable(out, tty=False)
     with progress.transfer("downloading x", 1000, tmp_path) as step:
-        (tmp_path / "partial").write_bytes(b"\0" * 600)
+        (tmp_path / "tmp").mkdir()
+        (tmp_path / "tmp" / "partial").write_bytes(b"\0" * 600)
         (tmp_path / "archive.tgz").write_bytes(b"\0" * 600)  # the finished copy beside the partial one
+    assert step.done == 600  # the archive's bytes, not twice them
+    with progress.transfer("downloading y", 1000, tmp_path / "tmp") as step:
+        (tmp_path / "tmp" / "partial").write_bytes(b"\0" * 1200)  # more than it said: at most the total
     assert step.done == 1000
     assert out.getvalue().splitlines()[0] == "downloading x (0.0 MB) …"
 

@@ -360,7 +360,8 @@ def _page_kinds(data: dict, rel: str, line: int, problems: Problems) -> tuple[Pa
                 Code.SITE_CONFIG,
                 rel,
                 line,
-                f"kinds: '{name}': bad key(s) {', '.join(map(str, bad))} (title, lead, label: text; numbered: true/false)",
+                f"kinds: '{name}': bad key(s) {', '.join(map(str, bad))} "
+                "(title, lead, label: text; numbered: true/false)",
             )
             continue
         kinds.append(PageKind(name, spec["title"], spec.get("lead"), spec.get("label"), bool(spec.get("numbered"))))

@@ -234,7 +234,10 @@ def test_completions_list_numpy_members_with_signatures_and_docs(tmp_path) -> No
 
 
 def test_a_huge_build_time_error_message_is_capped_like_the_output() -> None:
-    body = '```{code-cell} python\n:id: huge\n:expect-error:\nraise ValueError("\\n".join(str(i) for i in range(5000)))\n```\n'
+    body = (
+        '```{code-cell} python\n:id: huge\n:expect-error:\nraise ValueError("\\n".join(str(i) for i in range(5000)))\n'
+        "```\n"
+    )
     html, problems, _ = render_body(body)
     assert problems == []
     error = re.search(r'<span class="cell-error">(.*?)</span>', html, re.S).group(1)

@@ -83,6 +83,14 @@ def build_assets(options: BuildOptions, course: Course) -> dict[str, bytes]:
     return dict(sorted(files.items()))
 
 
+def without_unused_widgets(files: dict[str, bytes], kinds: Iterable[str], used: set[str]) -> dict[str, bytes]:
+    """`files` less the scripts and stylesheets of the course's widget `kinds` no page of this site shows
+    (`used`): a site ships only what its pages can load."""
+    unused = set(kinds) - used
+    drop = {f"assets/widget-{k}.js" for k in unused} | {f"assets/{widget_css_asset(k)}" for k in unused}
+    return {name: data for name, data in files.items() if name not in drop}
+
+
 def asset_urls(files: dict[str, bytes]) -> dict[str, str]:
     """'site.css' → 'assets/site.css?v=…' for every top-level asset."""
     urls = {}

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from . import output
+from . import output, progress
 from .errors import BuildFailed
 from .model import DEFAULT_ROOT, BuildOptions
 from .pipeline import build_site
@@ -25,13 +25,20 @@ what --no-cache skips:
   checked by their sha256 or named by their inputs: $COURSE_MACHINE_CACHE, else $XDG_CACHE_HOME/attention-course,
   else ~/.cache/attention-course, with downloads/ (pinned files: the Python runtime's wheels and font, a course's
   data sources) and derived/ (what is computed from them: the Python runtime's prepared files in derived/pyodide,
-  a course's model runs and trained results).
+  a course's model runs and trained results). Delete it to start from nothing.
 
 environment variables:
-  COURSE_MACHINE_CACHE says only where that cache lives: the site's bytes are the same wherever it is.
-  OPENBLAS_NUM_THREADS, OMP_NUM_THREADS, MKL_NUM_THREADS do not change the output either: the build runs its
-  NumPy on one BLAS thread. One thing does: whether `node` is on PATH (with Node the build-time code cells run in
-  Pyodide, the reader's own runtime; without it in CPython, whose figures and printed floats may differ).
+  COURSE_MACHINE_CACHE (and XDG_CACHE_HOME, for its default) says only where that cache lives: the site's bytes
+  are the same wherever it is. Nor do the machine's fonts (fontconfig, matplotlib's font cache): the figures of
+  code cells draw with the fonts the build brings, a Chinese one included. OPENBLAS_NUM_THREADS, OMP_NUM_THREADS,
+  MKL_NUM_THREADS do not change the output either: the build runs its NumPy on one BLAS thread. One thing does:
+  whether `node` is on PATH (with Node the build-time code cells run in Pyodide, the reader's own runtime; without
+  it in CPython, whose figures and printed floats may differ).
+
+output on the terminal:
+  the long steps (downloads, the Python runtime's preparation, model runs, code cells, typesetting) as they run —
+  a progress bar when stderr is a terminal, plain lines otherwise (a CI log) — then the seconds each stage took,
+  all on stderr; warnings and errors as path:line: message on stderr; the closing "built …" line on stdout.
 """
 
 
@@ -59,7 +66,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         epilog += data_sources_help(_content_arg(words) or DEFAULT_ROOT / "content")
     p = argparse.ArgumentParser(
         prog="build.py",
-        description="Build the attention course into a static site.",
+        description="Build a course (the content folder's pages, its site.yml and course package) into a static site.",
         epilog=epilog,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -170,6 +177,7 @@ def main(argv: list[str] | None = None) -> int:
 
         DevServer(options, args.port).serve_forever()
         return 0
+    progress.enable(sys.stderr)  # the long steps as they run, and where the time went (builder/progress.py)
     try:
         result = build_site(options)
     except BuildFailed as failed:
@@ -183,6 +191,7 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     for warning in result.warnings:
         print(warning, file=sys.stderr)
+    print(progress.summary(), file=sys.stderr)
     print(result.summary())
     if args.zip:
         from .zipsite import ZIP_NAME, zip_site

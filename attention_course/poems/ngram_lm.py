@@ -21,6 +21,7 @@ import numpy as np
 
 from attention_core import ngram
 from builder import cache as cachestore
+from builder import progress
 from builder.model import BuildOptions
 
 from . import artifacts, dataset
@@ -245,7 +246,12 @@ def results(options: BuildOptions) -> dict[str, Any]:
     mlp_sha = artifacts.read("mlp")[1]["weights_sha256"]
     key = cachestore.digest("poetry-lm", POEMS_SHA256, _code_digest(), mlp_sha, repr(sorted(SETTINGS.items())))
     # parallel test workers: one computes, the others then read it
-    return POEM_MODELS.cached(key, lambda: compute(load_split(options)), lock="results")
+    return POEM_MODELS.cached(key, lambda: _computed(options), lock="results")
+
+
+def _computed(options: BuildOptions) -> dict[str, Any]:
+    with progress.step("the Tang poems: counting the bigram, evaluating the MLP language model"):
+        return compute(load_split(options))
 
 
 __all__ = ["compute", "load_mlp", "results", "split"]

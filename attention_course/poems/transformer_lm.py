@@ -20,6 +20,7 @@ import numpy as np
 
 from attention_core import ngram, tiny_gpt
 from builder import cache as cachestore
+from builder import progress
 from builder.model import BuildOptions
 
 from . import artifacts, head_scores, weights_format
@@ -168,11 +169,16 @@ def _code_digest() -> str:
 def results(options: BuildOptions) -> dict[str, Any]:
     """The Transformer's numbers (cached once per machine, corpus.py `POEM_MODELS`, by the weights, the code and the
     corpus); raises CorpusError, StaleWeights."""
-    from .dataset import load_split
-
     meta = artifacts.check_provenance("tiny_gpt")
     key = cachestore.digest("tiny-gpt", POEMS_SHA256, meta["weights_sha256"], _code_digest(), str(SAMPLES), EXAMPLE)
-    return POEM_MODELS.cached(key, lambda: compute(load_split(options)), lock="tiny-gpt")
+    return POEM_MODELS.cached(key, lambda: _computed(options), lock="tiny-gpt")
+
+
+def _computed(options: BuildOptions) -> dict[str, Any]:
+    from .dataset import load_split  # (dataset imports this module's neighbours: loaded when first needed)
+
+    with progress.step("the Tang poems: evaluating and sampling the tiny Transformer"):
+        return compute(load_split(options))
 
 
 __all__ = ["BATCH", "browser_payload", "compute", "held_out_nll", "load", "results", "sample", "windows"]

@@ -17,6 +17,7 @@ from typing import TypeVar
 
 import attention_core.models
 from builder import cache as cachestore
+from builder import progress
 from builder.data_sources import DerivedStore
 from builder.model import BuildOptions
 
@@ -68,7 +69,14 @@ def cached_result(options: BuildOptions, compute: Callable[[], T], kind: str, *i
     key = cachestore.digest(kind, GGUF_SHA256, _code_digest(), *inputs)
     # Builds started together (the test workers, on a cold machine) compute each result once. One lock per kind,
     # so a result computed from another kind's (a gallery from sentence runs) cannot wait on itself.
-    return RUNS.cached(key, compute, lock=kind)
+    return RUNS.cached(key, lambda: _run(compute, kind, inputs), lock=kind)
+
+
+def _run(compute: Callable[[], T], kind: str, inputs: tuple[str, ...]) -> T:
+    """`compute()`, shown as a step of the build's progress (a model run takes seconds to minutes)."""
+    what = f" {inputs[0]!r}" if inputs and len(inputs[0]) <= 60 else ""
+    with progress.step(f"SmolLM2-135M: {kind.removeprefix('model-')}{what}"):
+        return compute()
 
 
 def count_tokens(options: BuildOptions, text: str) -> int:

@@ -33,8 +33,9 @@ try:
 except ImportError:  # loaded as a plain module inside Pyodide (pyodide_cells.cjs): no builder package there
     CELL_PREFIX = "<cell-"
 
-CELL_TIMEOUT_S = 10.0
-"""Longest a single cell may run at build time before the build gives up on it."""
+CELL_TIMEOUT_S = 30.0
+"""Longest a single cell may run at build time before the build gives up on it, in Pyodide and in CPython alike
+(docs/authoring.md says 30 s): wasm runs NumPy ~1.5–3× slower than CPython, and the build shares the CPU."""
 STARTUP_TIMEOUT_S = 60.0
 """Time the child process may take to start and import NumPy."""
 MAX_OUTPUT_LINES = 2000
@@ -231,8 +232,6 @@ def run_cells_in_child(cells: list[dict], packages: list[Path], timeout: float |
 PYODIDE_STARTUP_TIMEOUT_S = 240.0
 """Time Node may take to boot Pyodide and install NumPy (+ matplotlib): tens of seconds on a loaded machine."""
 PYODIDE_PROGRAM = Path(__file__).resolve().with_name("pyodide_cells.cjs")
-PYODIDE_CELL_TIMEOUT_S = 30.0
-"""Per-cell limit in Pyodide: wasm runs NumPy ~1.5–3× slower than CPython, and the build shares the CPU."""
 
 
 def run_cells_in_pyodide(cells: list[dict], runtime: Runtime, timeout: float | None = None) -> list[dict]:
@@ -241,7 +240,7 @@ def run_cells_in_pyodide(cells: list[dict], runtime: Runtime, timeout: float | N
     writes but into an empty temporary folder, no processes or workers) and no code generation from strings."""
     import tempfile
 
-    timeout = PYODIDE_CELL_TIMEOUT_S if timeout is None else timeout
+    timeout = CELL_TIMEOUT_S if timeout is None else timeout
     files = {name: path.resolve() for name, path in runtime.files.items()}  # Node's checks see real paths
     core = files["pyodide.js"].parent
     lock = {

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .. import cache as cachestore
+from .. import progress
 from ..errors import Code
 from ..model import Cell, CellOutput, ParseContext
 from ..source_text import visible_controls
@@ -101,16 +102,32 @@ def run_cells_of_pages(
     with cachestore.open_cache(cache_dir) as store:
         found = store.get_many(list(keys.values()))
     misses = [c for c in todo if keys[id(c)] not in found]
-    workers = max(1, min(len(misses), jobs or os.cpu_count() or 1))
-    if workers > 1:  # the work is in child processes: threads only wait for them
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            ran = dict(zip((id(c) for c in misses), pool.map(lambda c: _execute(c.cells, env), misses)))
-    else:
-        ran = {id(c): _execute(c.cells, env) for c in misses}
+    ran = _execute_pages(misses, env, jobs) if misses else {}
     with cachestore.open_cache(cache_dir) as store:
         store.put_many({keys[i]: result for i, result in ran.items() if result[1] is None})  # failures run again
     for context in todo:
         _apply(context, found.get(keys[id(context)]) or ran[id(context)])
+
+
+def _execute_pages(
+    misses: list[ParseContext], env: CellEnvironment, jobs: int | None
+) -> dict[int, tuple[list[CellOutput], tuple[int, str, int] | None]]:
+    """Each page's cells run (`_execute`), the pages side by side, shown as one step of the build's progress."""
+    workers = max(1, min(len(misses), jobs or os.cpu_count() or 1))
+    where = "Pyodide" if env.runtime is not None else "CPython"
+    pages = f"{len(misses)} page{'s' if len(misses) != 1 else ''}"
+    total = sum(len(c.cells) for c in misses)
+    with progress.step(f"running the code cells of {pages} in {where}", total=total, unit="cells") as step:
+
+        def execute(context: ParseContext) -> tuple[list[CellOutput], tuple[int, str, int] | None]:
+            result = _execute(context.cells, env)
+            step.advance(len(context.cells))
+            return result
+
+        if workers > 1:  # the work is in child processes: threads only wait for them
+            with ThreadPoolExecutor(max_workers=workers) as pool:
+                return dict(zip((id(c) for c in misses), pool.map(execute, misses)))
+        return {id(c): execute(c) for c in misses}
 
 
 def _apply(context: ParseContext, result: tuple[list[CellOutput], tuple[int, str, int] | None]) -> None:

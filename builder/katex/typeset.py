@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from builder import progress
 from builder.cache import code_digest, connection
 
 from . import compact, engines
@@ -108,7 +109,10 @@ def render_all(
             todo.append(f)
     fresh: dict[str, str] = {}
     if todo:
-        for f, (out, error) in zip(todo, (engine or default_engine(root)).render_many(todo)):
+        with progress.step("typesetting formulas with KaTeX", total=len(todo), unit="formulas") as step:
+            rendered = (engine or default_engine(root)).render_many(todo)
+            step.update(len(todo))
+        for f, (out, error) in zip(todo, rendered):
             error = error if error is not None else untrusted_command(out or "")
             if error is not None:
                 errors[f] = error

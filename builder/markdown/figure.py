@@ -48,6 +48,59 @@ def check_svg(text: str) -> str | None:
     return reasons[0] if reasons else None
 
 
+PAINT_PROPERTIES = ("fill", "stroke", "color", "stop-color", "flood-color", "lighting-color")
+THEME_PAINT_RE = re.compile(
+    r"^(?:none|currentcolor|inherit|transparent|context-fill|context-stroke|var\(\s*--.*|url\(\s*['\"]?#.*)$",
+    re.IGNORECASE | re.DOTALL,
+)
+"""A paint that follows the page: none, currentColor, the theme's CSS variables (`var(--fg)` …), or a paint server
+of the drawing itself (`url(#gradient)`, whose stops follow the same rule)."""
+
+
+def theme_problems(root: ET.Element) -> list[str]:
+    """Why an inlined figure would not follow the page (empty: it does): a fixed size on the root (`width`, `height`:
+    the viewBox scales the drawing to the text column) or a fixed colour (dark mode would keep it). Inside a <mask>
+    colours are luminance, not paint, and stay free."""
+    import tinycss2
+
+    problems = [
+        f'the <svg> has a fixed {name}="{root.get(name)}": leave it out (the viewBox scales the drawing to the column)'
+        for name in ("width", "height")
+        if name in root.attrib
+    ]
+    masked = {id(el) for mask in root.iter(SVG_NS + "mask") for el in mask.iter()}
+
+    def check(where: str, prop: str, value: str) -> None:
+        value = value.strip()
+        if prop.lower() in PAINT_PROPERTIES and value and not THEME_PAINT_RE.match(value):
+            problems.append(
+                f"{where} {prop}: {value} is a fixed colour: use currentColor or the theme's variables (var(--fg), "
+                "var(--muted), var(--accent), var(--accent-2), var(--surface), var(--border)) so it follows dark mode"
+            )
+
+    def declarations(css: str) -> list[tuple[str, str]]:
+        decls = tinycss2.parse_blocks_contents(css, skip_whitespace=True, skip_comments=True)
+        return [(d.lower_name, tinycss2.serialize(d.value)) for d in decls if d.type == "declaration"]
+
+    for el in root.iter():
+        if not isinstance(el.tag, str) or id(el) in masked:
+            continue
+        tag = el.tag.replace(SVG_NS, "")
+        for name, value in el.attrib.items():
+            if name in PAINT_PROPERTIES:
+                check(f"<{tag}>", name, value)
+            elif name == "style":
+                for prop, text in declarations(value):
+                    check(f"<{tag}>", prop, text)
+        if tag == "style":
+            for rule in tinycss2.parse_stylesheet(el.text or "", skip_whitespace=True, skip_comments=True):
+                if rule.type == "qualified-rule":
+                    selector = tinycss2.serialize(rule.prelude).strip()
+                    for prop, text in declarations(tinycss2.serialize(rule.content)):
+                        check(f"<style> rule '{selector}':", prop, text)
+    return list(dict.fromkeys(problems))
+
+
 def svg_reasons(text: str) -> tuple[list[str], ET.Element | None]:
     """(every reason the SVG figure is unacceptable, its checked tree): the drawing's structure (title, desc,
     viewBox: what screen readers and the layout need) and the markup policy (builder/markup_policy.py)."""
@@ -131,6 +184,8 @@ def figure_plugin(md: MarkdownIt, *, content_dir: Path) -> None:
             report(env, Code.FIGURE, token, f"{src}{f' line {exc.line}' if exc.line else ''}: {exc.message}")
             return ""
         reasons, root = svg_reasons(text)
+        if root is not None and not reasons:  # a drawing the policy accepts: does it follow the page?
+            reasons = theme_problems(root)
         if reasons or root is None:
             for reason in reasons:
                 report(env, Code.FIGURE, token, f"{src}: {reason}")

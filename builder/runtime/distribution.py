@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import cache as cachestore
+from .. import progress
 from ..downloads import Pinned, member
 from . import fonts
 from .files import runtime_cache_root
@@ -133,7 +134,14 @@ def _base_layer(cache_root: Path, src: Path, manifest: dict, core: dict, browser
     out = cache_root / f"base-{key}"
     if (out / "entries.json").is_file():
         return out
-    print("preparing the Python runtime (Pyodide, NumPy, matplotlib; bytecode compiled in Pyodide) …", file=sys.stderr)
+    with progress.step(
+        "preparing the Python runtime (Pyodide, NumPy, matplotlib; bytecode compiled in Pyodide)", always=True
+    ):
+        _make_base_layer(out, cache_root, src, manifest, warm)
+    return out
+
+
+def _make_base_layer(out: Path, cache_root: Path, src: Path, manifest: dict, warm: list[str]) -> None:
     pinned = Pinned(**{k: manifest["wheels"][k] for k in ("registry", "requirement", "sha256", "size")})
     cjk = fonts.cjk_font(cache_root, manifest["cjk_font"])
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -150,7 +158,9 @@ def _base_layer(cache_root: Path, src: Path, manifest: dict, core: dict, browser
             entries[name] = _lock_entry(name, spec["version"], spec["file_name"], spec["imports"], spec["depends"])
         wheels = [(stage / e["file_name"], name == "numpy") for name, e in sorted(entries.items())]
         compiled = Path(tmp) / "compiled"
-        if not precompile(compiled, src, src / "pyodide-lock.json", src / "python_stdlib.zip", wheels, warm):
+        with progress.step("compiling the runtime's bytecode in Pyodide"):
+            done = precompile(compiled, src, src / "pyodide-lock.json", src / "python_stdlib.zip", wheels, warm)
+        if not done:
             shutil.copytree(stage, compiled)
             shutil.copyfile(src / "python_stdlib.zip", compiled / "python_stdlib.zip")
         for name in CORE_FILES[:3]:
@@ -162,7 +172,6 @@ def _base_layer(cache_root: Path, src: Path, manifest: dict, core: dict, browser
             os.replace(compiled, out)
         except OSError:  # another build made it first
             pass
-    return out
 
 
 def _package_layer(cache_root: Path, src: Path, base: Path, browser_packages: list[Path]) -> Path | None:
@@ -194,7 +203,10 @@ def _package_layer(cache_root: Path, src: Path, base: Path, browser_packages: li
             )
         compiled = Path(tmp) / "compiled"
         wheels = [(stage / e["file_name"], True) for e in entries.values()]
-        if not precompile(compiled, base, src / "pyodide-lock.json", None, wheels, []):
+        names = ", ".join(folder.name for folder in browser_packages)
+        with progress.step(f"compiling the course's browser packages ({names}) in Pyodide"):
+            done = precompile(compiled, base, src / "pyodide-lock.json", None, wheels, [])
+        if not done:
             shutil.copytree(stage, compiled)
         for entry in entries.values():
             entry["sha256"] = sha256_bytes((compiled / entry["file_name"]).read_bytes())

@@ -14,6 +14,7 @@ import json
 import re
 from pathlib import Path
 
+from .. import progress
 from ..downloads import Pinned, member
 from .files import write_atomically
 from .verify import RuntimeAssetError, sha256_bytes
@@ -72,8 +73,6 @@ def cjk_font_characters() -> str:
 def cjk_font(cache_root: Path, spec: dict) -> bytes:
     """The subset CJK font (OpenType, deterministic), made once into the cache from the pinned npm file."""
     import fontTools
-    from fontTools import subset
-    from fontTools.ttLib import TTFont
 
     pinned = Pinned(spec["registry"], spec["requirement"], spec["sha256"], spec.get("size", 0))
     source = member(pinned, spec["file"], spec["file_sha256"])
@@ -81,20 +80,28 @@ def cjk_font(cache_root: Path, spec: dict) -> bytes:
     key = sha256_bytes(json.dumps([fontTools.version, spec["file_sha256"], chars]).encode())[:16]
     out = cache_root / "fonts" / f"cjk-{key}.otf"
     if not out.is_file():
-        font = TTFont(str(source), recalcTimestamp=False)
-        font.flavor = None  # woff2 in, plain OpenType out (FreeType in matplotlib reads it without brotli)
-        options = subset.Options()
-        options.layout_features = []  # matplotlib's Agg renderer lays out glyph by glyph: no GSUB/GPOS needed
-        options.hinting = False  # matplotlib turns FreeType's hinting to its own (auto) anyway
-        options.name_IDs = ["*"]  # keep the licence and the names
-        subsetter = subset.Subsetter(options)
-        subsetter.populate(unicodes=[ord(c) for c in chars])
-        subsetter.subset(font)
-        buf = io.BytesIO()
-        font.save(buf)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        write_atomically(out, buf.getvalue())
+        with progress.step(f"cutting the CJK font for matplotlib to {len(chars)} characters"):
+            out.parent.mkdir(parents=True, exist_ok=True)
+            write_atomically(out, _subset_cjk(source, chars))
     return out.read_bytes()
+
+
+def _subset_cjk(source: Path, chars: str) -> bytes:
+    from fontTools import subset
+    from fontTools.ttLib import TTFont
+
+    font = TTFont(str(source), recalcTimestamp=False)
+    font.flavor = None  # woff2 in, plain OpenType out (FreeType in matplotlib reads it without brotli)
+    options = subset.Options()
+    options.layout_features = []  # matplotlib's Agg renderer lays out glyph by glyph: no GSUB/GPOS needed
+    options.hinting = False  # matplotlib turns FreeType's hinting to its own (auto) anyway
+    options.name_IDs = ["*"]  # keep the licence and the names
+    subsetter = subset.Subsetter(options)
+    subsetter.populate(unicodes=[ord(c) for c in chars])
+    subsetter.subset(font)
+    buf = io.BytesIO()
+    font.save(buf)
+    return buf.getvalue()
 
 
 def dejavu_subset(data: bytes) -> bytes:

@@ -9,16 +9,18 @@ python-runtime.js itself is a bundle of the build's one esbuild run (builder/ass
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 from pathlib import Path
 
+from .. import progress
 from ..bundle import browser_data_script
 from .distribution import LOCK_NAME, Runtime
 from .files import runtime_cache_root, write_atomically
 from .verify import sha256_bytes
-from .wrappers import WRAPPER_CHUNK, cached_wrappers
+from .wrappers import WRAPPER_CHUNK, cached_wrappers, wrappers_cached
 
 INDEX_NAME = "runtime-index.js"
 
@@ -33,17 +35,24 @@ def runtime_index(runtime: Runtime, cache_dir: Path) -> tuple[dict, dict[str, Pa
         write_atomically(lock_file, lock)
     sources = {**runtime.files, LOCK_NAME: lock_file}
     assets, links = [], {}
-    for name in sorted(sources, key=lambda n: (n not in runtime.boot, n)):
-        parts, record = cached_wrappers(cache_root, name, sources[name])
-        links.update({p.name: p for p in parts})
-        assets.append(
-            {
-                "name": name,
-                **record,
-                "wrappers": [p.name for p in parts],
-                "wrapperSize": sum(p.stat().st_size for p in parts),
-            }
-        )
+    names = sorted(sources, key=lambda n: (n not in runtime.boot, n))
+    fresh = {name for name in names if not wrappers_cached(cache_root, name, sources[name])}
+    with contextlib.ExitStack() as stack:
+        if fresh:  # zstd -19 of the runtime's files: a minute on a cold cache
+            step = stack.enter_context(progress.step("compressing the Python runtime's files", len(fresh), "files"))
+        for name in names:
+            parts, record = cached_wrappers(cache_root, name, sources[name])
+            if name in fresh:
+                step.advance()
+            links.update({p.name: p for p in parts})
+            assets.append(
+                {
+                    "name": name,
+                    **record,
+                    "wrappers": [p.name for p in parts],
+                    "wrapperSize": sum(p.stat().st_size for p in parts),
+                }
+            )
     index = {"assets": assets, "chunkBytes": WRAPPER_CHUNK, "boot": runtime.boot, "preload": runtime.preload}
     return index, links
 

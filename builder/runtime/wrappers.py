@@ -143,6 +143,23 @@ def _wrapper_code() -> str:
     return cachestore.digest(cachestore.code_digest(__file__), _SUFFIX, zstandard.__version__)[:16]
 
 
+def _cached(folder: Path, name: str, digest: str) -> tuple[list[Path], dict] | None:
+    try:
+        record = json.loads((folder / "chunks.json").read_text("utf-8"))
+        parts = [folder / wrapper_name(name, i) for i in range(record["count"])]
+        if record.get("src") == digest and all(p.is_file() for p in parts):
+            return parts, record["payload"]
+    except (OSError, ValueError, KeyError):
+        pass
+    return None
+
+
+def wrappers_cached(cache_root: Path, name: str, src: Path) -> bool:
+    """Whether `cached_wrappers` would find the wrappers of `src` made (and not compress anything)."""
+    digest = sha256_bytes(src.read_bytes())
+    return _cached(cache_root / "wrappers" / f"{name}.{digest[:16]}.{_wrapper_code()}", name, digest) is not None
+
+
 def cached_wrappers(cache_root: Path, name: str, src: Path) -> tuple[list[Path], dict]:
     """The wrapper scripts of the file `src` shipped as `name`, and their record {"size", "sha256", "encoding",
     "decodedSize"} (of the payload), made once into the cache under the file's sha256 (zstd -19 of the main wasm
@@ -151,13 +168,9 @@ def cached_wrappers(cache_root: Path, name: str, src: Path) -> tuple[list[Path],
     digest = sha256_bytes(data)
     folder = cache_root / "wrappers" / f"{name}.{digest[:16]}.{_wrapper_code()}"
     done = folder / "chunks.json"
-    try:
-        record = json.loads(done.read_text("utf-8"))
-        parts = [folder / wrapper_name(name, i) for i in range(record["count"])]
-        if record.get("src") == digest and all(p.is_file() for p in parts):
-            return parts, record["payload"]
-    except (OSError, ValueError, KeyError):
-        pass
+    found = _cached(folder, name, digest)
+    if found is not None:
+        return found
     payload, encoding = encode_payload(data)
     record = payload_record(data, payload, encoding)
     folder.mkdir(parents=True, exist_ok=True)

@@ -130,7 +130,6 @@ def test_failures_are_not_cached(tmp_path, monkeypatch) -> None:
 
 def test_a_runaway_cell_is_stopped_with_a_clear_error(monkeypatch) -> None:
     monkeypatch.setattr(cells.executor, "CELL_TIMEOUT_S", 1.0)
-    monkeypatch.setattr(cells.executor, "PYODIDE_CELL_TIMEOUT_S", 1.0)
     _, problems, _ = render_page("```{code-cell} python\n:id: spin\nwhile True:\n    pass\n```\n", None)
     assert problems == [
         "content/t.md:4: code cell 'spin' did not finish within 1 s (infinite loop?); the build stopped it [cell]"

@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 
-from builder.downloads import downloads_dir
 from tests.conftest import ROOT, build
 
 pytestmark = pytest.mark.skipif(shutil.which("node") is None, reason="the build's figures are drawn in Pyodide")
@@ -58,7 +57,6 @@ def _no_fonts_env(tmp_path: Path) -> dict[str, str]:
         "HOME": str(home),
         "XDG_CACHE_HOME": str(home / ".cache"),
         "XDG_DATA_HOME": str(home / ".local" / "share"),
-        "COURSE_DOWNLOADS": str(downloads_dir()),  # the pinned files this machine fetched already
         "PYTHONPATH": str(ROOT),
     }
 

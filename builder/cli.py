@@ -189,10 +189,13 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:  # Ctrl-C: one line; the output stage removes its temporary folder itself
         print(f"build interrupted; {options.out_dir} left unchanged", file=sys.stderr)
         return 130
-    for warning in result.warnings:
-        print(warning, file=sys.stderr)
-    print(progress.summary(), file=sys.stderr)
-    print(result.summary())
+    else:
+        for warning in result.warnings:
+            print(warning, file=sys.stderr)
+        print(progress.summary(), file=sys.stderr)
+        print(result.summary())
+    finally:
+        progress.disable()  # a caller that goes on (a test, a script) writes to its own streams again
     if args.zip:
         from .zipsite import ZIP_NAME, zip_site
 

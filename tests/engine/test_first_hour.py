@@ -135,9 +135,9 @@ def test_help_says_what_no_cache_keeps_where_and_what_the_terminal_shows() -> No
     text = subprocess.run(
         [sys.executable, "build.py", "--help"], cwd=ROOT, capture_output=True, text=True, check=True
     ).stdout
-    for folder in (".cache/models", ".cache/corpora", ".cache/pyodide", "~/.cache/attention-course/downloads"):
+    for folder in ("$COURSE_MACHINE_CACHE", "~/.cache/attention-course", "downloads/", "derived/pyodide"):
         assert folder in text
-    assert "nothing is downloaded again" in text and "fonts" in text
+    assert "It does not skip the machine-wide cache" in text and "fonts" in text
     assert "progress bar when stderr is a terminal, plain lines otherwise" in text
 
 

@@ -101,7 +101,11 @@ def test_the_repository_and_the_cache_are_refused_without_building():
     assert output.output_refusal(options).startswith(f"it contains the content folder ({ROOT / 'content'})")
     options = output.BuildOptions(root=ROOT, cache_dir=ROOT / ".cache", out_dir=ROOT / ".cache" / "site")
     assert output.output_refusal(options).startswith("it lies inside the cache folder")
-    assert output.output_refusal(output.BuildOptions(root=ROOT, cache_dir=ROOT / ".cache")) is None  # site/
+    # a new folder of the project beside content/ (as site/ is): what the checks above refuse is not it
+    assert (
+        output.output_refusal(output.BuildOptions(root=ROOT, cache_dir=ROOT / ".cache", out_dir=ROOT / "new-site"))
+        is None
+    )
 
 
 def test_a_strangers_folder_is_refused_and_kept(content, tmp_path):

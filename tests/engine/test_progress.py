@@ -20,6 +20,7 @@ STAGES = [
     "parse",
     "python runtime",
     "run cells",
+    "verify exercises",
     "typeset math",
     "render bodies",
     "check links",
@@ -142,7 +143,7 @@ def test_a_build_off_a_terminal_shows_its_steps_and_where_the_time_went_and_writ
     err = proc.stderr
     assert "\r" not in err and "\x1b" not in err
     assert "running the code cells of 1 page in Pyodide (1 cells) …" in err  # a cold cache: the cell runs
-    assert "typesetting formulas with KaTeX (3 formulas) …" in err
+    assert "typesetting formulas with KaTeX (5 formulas) …" in err
     summary = err[err.index("time: ") :].splitlines()
     assert summary[0].endswith(" s in all")
     assert [line.rsplit(None, 2)[0].strip() for line in summary[1:]] == STAGES

@@ -295,14 +295,15 @@ def _cell(percent: int) -> str:
 
 def percent_table(tokens: list[str], matrix: list[list[int]], caption: str) -> str:
     """The static heatmap: whole percentages, masked cells empty (the same classes as the designed heatmap)."""
-    head = "".join(f'<th scope="col">{escapeHtml(t)}</th>' for t in tokens)
+    head = "".join(f'<th scope="col"><span class="heat-col">{escapeHtml(t)}</span></th>' for t in tokens)
     rows = []
     for i, (tok, row) in enumerate(zip(tokens, matrix)):
         rest = len(tokens) - i - 1  # the masked future: one empty cell across it (a cell without a weight is masked)
         cells = "".join(_cell(w) for w in row[: i + 1]) + (f'<td colspan="{rest}"></td>' if rest else "")
         rows.append(f'<tr><th scope="row">{escapeHtml(tok)}</th>{cells}</tr>')
     return (
-        f'<div class="heat-scroll"><table class="heat-table heat-static heat-long"><caption>{escapeHtml(caption)}</caption>'
+        '<div class="heat-scroll"><table class="heat-table heat-static heat-long">'
+        f"<caption>{escapeHtml(caption)}</caption>"
         f'<thead><tr><th scope="col"><span class="visually-hidden">Query ＼ Key</span></th>{head}</tr></thead>'
         f"<tbody>{''.join(rows)}</tbody></table></div>"
     )

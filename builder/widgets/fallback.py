@@ -222,7 +222,10 @@ def weights_table(
     row_sums: list[float] | None = None,
 ) -> str:
     """A token×token table of whole percentages (each row sums to 100, `percent_row`), shaded like the live heatmap."""
-    head = "".join(f'<th scope="col">{escapeHtml(t)}</th>' for t in tokens)
+    long = " heat-long" if any(len(t) > 2 for t in tokens) else ""
+    # A long token's header stands on end (widgets.css .heat-col): in a span, as WebKit ignores writing-mode on a cell.
+    col = (lambda t: f'<span class="heat-col">{escapeHtml(t)}</span>') if long else escapeHtml
+    head = "".join(f'<th scope="col">{col(t)}</th>' for t in tokens)
     sum_head = '<th scope="col" class="heat-sum">合计</th>' if row_sums is not None else ""
     rows = []
     for i, (tok, row) in enumerate(zip(tokens, weights)):
@@ -230,7 +233,6 @@ def weights_table(
         cells = "".join(_weight_cell(w, shown[j], bool(mask and not mask[i][j])) for j, w in enumerate(row))
         total = f'<td class="heat-sum">{percent(row_sums[i])}%</td>' if row_sums is not None else ""
         rows.append(f'<tr><th scope="row">{escapeHtml(tok)}</th>{cells}{total}</tr>')
-    long = " heat-long" if any(len(t) > 2 for t in tokens) else ""
     return (
         f'<div class="heat-scroll"><table class="heat-table heat-static{long}"><caption>{escapeHtml(caption)}</caption>'
         '<thead><tr><th scope="col"><span class="visually-hidden">Query ＼ Key</span></th>'

@@ -69,7 +69,7 @@ export function mount(root, data) {
       "aria-label": `${ex.title}：注意力权重（%）`, "aria-describedby": readout.id || null },
     h("thead", {}, h("tr", {},
       h("th", { scope: "col" }, h("span", { class: "visually-hidden" }, "Query ＼ Key")),
-      ex.tokens.map((t) => h("th", { scope: "col" }, t)),
+      ex.tokens.map((t) => h("th", { scope: "col" }, long ? h("span", { class: "heat-col" }, t) : t)),
       h("th", { scope: "col", class: "heat-sum" }, "合计"))),
     h("tbody", {}, ex.tokens.map((tok, i) => {
       const shown = pctRow(weights[i]); // a row's whole percents add up to 100

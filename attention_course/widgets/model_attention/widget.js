@@ -69,7 +69,7 @@ function grid(tokens, matrix, { label, readout, onRow, rowMark }) {
     : `第 ${i + 1} 行第 ${j + 1} 列：${tokens[i]} → ${tokens[j]}：${matrix[i][j]}%`);
   const table = h("table", { class: "heat-table heat-grid heat-long ma-grid", role: "grid", "aria-label": label },
     h("thead", {}, h("tr", {}, h("th", { scope: "col" }, h("span", { class: "visually-hidden" }, "Query ＼ Key")),
-      tokens.map((t) => h("th", { scope: "col" }, t)))),
+      tokens.map((t) => h("th", { scope: "col" }, h("span", { class: "heat-col" }, t))))),
     h("tbody", {}, tokens.map((t, i) => h("tr", { "data-row": i }, rowHeads[i], tokens.map((_, j) => {
       const off = j > i; // rows may carry only their i + 1 visible entries (the page's first view)
       const w = off ? 0 : matrix[i][j];

@@ -295,7 +295,7 @@ def _cell(percent: int) -> str:
 
 def percent_table(tokens: list[str], matrix: list[list[int]], caption: str) -> str:
     """The static heatmap: whole percentages, masked cells empty (the same classes as the designed heatmap)."""
-    head = "".join(f'<th scope="col">{escapeHtml(t)}</th>' for t in tokens)
+    head = "".join(f'<th scope="col"><span class="heat-col">{escapeHtml(t)}</span></th>' for t in tokens)
     rows = []
     for i, (tok, row) in enumerate(zip(tokens, matrix)):
         rest = len(tokens) - i - 1  # the masked future: one empty cell across it (a cell without a weight is masked)

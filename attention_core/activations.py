@@ -1,8 +1,8 @@
 """Activation functions and their derivatives, in NumPy (float64) — the numbers of the activation explainer.
 
 Each function takes an array (or a scalar) and returns an array of the same shape. The derivatives are the
-closed forms, not finite differences (tests/unit/test_activations.py checks them against finite differences).
-theme/js/widgets/activation-plot.js computes the same formulas in the browser; the build embeds reference
+closed forms, not finite differences (tests/course/test_activations.py checks them against finite differences).
+attention_course/widgets/activation_plot/widget.js computes the same formulas in the browser; the build embeds reference
 samples from this module so the end-to-end test can compare the two.
 
     sigmoid(x)  = 1 / (1 + e^(−x))                      σ′ = σ(1 − σ)

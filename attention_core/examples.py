@@ -11,7 +11,7 @@ it comes from a trained model.  The recipe is the same for every example:
    feature that token ``j`` offers.
 
 Shapes: ``X (L, d_model)``, ``W_Q/W_K (d_model, d_k)``, ``W_V (d_model, d_v)``.
-``tests/unit/test_examples.py`` asserts that every pattern described here really
+``tests/course/test_examples.py`` asserts that every pattern described here really
 shows up in the computed weights.
 """
 

@@ -1,7 +1,7 @@
 """Character language models in NumPy: counts → bigram, and a small MLP in the style of Bengio et al. (2003).
 
 Module 04 of the course (content/module-04-bigram-mlp.md) reads its numbers from here; the build feeds it the
-Tang poems of the npm package chinese-poetry (builder/corpus.py). No I/O: texts in, arrays out.
+Tang poems of the npm package chinese-poetry (attention_course/poems/corpus.py). No I/O: texts in, arrays out.
 
 * A text becomes ids over a vocabulary whose first entry is the boundary token (start and end of a poem) and
   whose second is the unknown token (every character outside the vocabulary).

@@ -1,7 +1,7 @@
 """How many parameters a decoder-only Transformer has, part by part, from its configuration.
 
-The same arithmetic is in theme/js/widgets/param-count.js (the widget recomputes it when the reader edits a
-number); tests/unit/test_param_count.py checks the two agree and that the presets give the published totals.
+The same arithmetic is in attention_course/widgets/param_count/widget.js (the widget recomputes it when the reader
+edits a number); tests/course/test_module06.py checks the two agree and that the presets give the published totals.
 
 Per layer (d = d_model, h = query heads, g = key/value heads, d_h = d / h, f = the FFN's hidden size):
 
@@ -115,7 +115,7 @@ def count_parameters(cfg: DecoderConfig) -> dict[str, int]:
 #   (huggingface.co/HuggingFaceTB/SmolLM2-135M, config.json: vocab_size 49152, hidden_size 576, num_hidden_layers
 #   30, num_attention_heads 9, num_key_value_heads 3, intermediate_size 1536, tie_word_embeddings true,
 #   max_position_embeddings 8192, rope_theta 100000, LlamaForCausalLM: RMSNorm, SwiGLU, no biases). The same
-#   sizes are in the GGUF the course runs (tests/models/test_param_count_gguf.py reads them from its metadata).
+#   sizes are in the GGUF the course runs (tests/course/test_module06_model.py reads them from its metadata).
 PRESETS: dict[str, DecoderConfig] = {
     "gpt2-small": DecoderConfig(
         "GPT-2 small",

@@ -108,7 +108,7 @@ class ModelShape:
 
 # Published configurations (Hugging Face config.json: num_hidden_layers, num_attention_heads,
 # num_key_value_heads, hidden_size / num_attention_heads). SmolLM2-135M is not listed here: the build reads
-# its sizes from the GGUF file it runs (builder/real_model.py `model_shape`).
+# its sizes from the GGUF file it runs (attention_course/smollm2/inside.py `model_shape`).
 PUBLISHED_CONFIGS: tuple[ModelShape, ...] = (
     ModelShape("Llama-2-7B", 32, 32, 32, 128, "https://huggingface.co/meta-llama/Llama-2-7b-hf/blob/main/config.json"),
     ModelShape("Llama-3-8B", 32, 32, 8, 128, "https://huggingface.co/meta-llama/Meta-Llama-3-8B/blob/main/config.json"),

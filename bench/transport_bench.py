@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""What the runtime's one transport costs the browser (theme/js/python/transport.js on a built site's wrapper
+"""What the runtime's one transport costs the browser (builder/runtime/browser/transport.js on a built site's wrapper
 scripts, builder/runtime/wrappers.py): per asset, reading the payload out of the fetched wrapper bytes (http),
 decoding the base-85 literals of the loaded scripts (file://, `<script src>`), hashing
-the payload, and inflating its Zstandard frame (npm zstddec, theme/js/python/zstd.js).  Medians of --runs,
+the payload, and inflating its Zstandard frame (npm zstddec, builder/runtime/browser/zstd.js).  Medians of --runs,
 unthrottled and with the CPU 4× slower (CDP Emulation.setCPUThrottlingRate), on the page's main thread.
 
     .venv/bin/python bench/transport_bench.py [--site site] [--runs 3]
@@ -22,7 +22,7 @@ sys.path.insert(0, str(ROOT))
 from tests.e2e.conftest import CHROMIUM_ARGS, chromium_executable, serve  # noqa: E402
 
 MEASURE = """async ([mode, index]) => {
-  const t = await import("/theme/js/python/transport.js");
+  const t = await import("/builder/runtime/browser/transport.js");
   const out = {};
   for (const a of index.assets) {
     const payload = new Uint8Array(a.size);
@@ -72,12 +72,12 @@ def main() -> int:
     site = args.site.resolve()
     text = (site / "assets" / "python" / "runtime-index.js").read_text("utf-8")
     index = json.loads(text[text.index(".index=") + len(".index=") :].rstrip().rstrip(";"))
-    # one origin serving the theme's modules and the built site side by side
+    # one origin serving the runtime's modules and the built site side by side
     root = Path(__import__("tempfile").mkdtemp(prefix="transport-bench-"))
-    (root / "theme").symlink_to(ROOT / "theme")
+    (root / "builder").symlink_to(ROOT / "builder")
     (root / "site").symlink_to(site)
     (root / "node_modules").symlink_to(ROOT / "node_modules")
-    # the theme's modules import the decoder by its npm name (esbuild resolves it when it bundles them)
+    # the runtime's modules import the decoder by its npm name (esbuild resolves it when it bundles them)
     imports = {"imports": {"zstddec": "/node_modules/zstddec/dist/zstddec.mjs"}}
     (root / "index.html").write_text(
         "<!doctype html><meta charset=utf-8><title>transport</title>"

@@ -4,7 +4,7 @@
 is given, what the engine cannot know by itself (as Sphinx's `setup(app)` does):
 
 - widget kinds: `add_widgets(folder)`, one sub-folder per kind holding `widget.py` (its `WIDGET`), `widget.js`
-  (`mount(root, data)`), optionally `style.css` and `fixture.md` (builder/widgets/registry.py reads them);
+  (`mount(root, data)`), optionally `style.css` (builder/assets.py) and `fixture.md` (tests/widget_fixtures.py);
 - option kinds for widget options beyond the engine's own (`add_option_kind`);
 - Markdown plugins (`add_markdown_plugin`, in the mdit-py-plugins shape);
 - the Python packages the browser's runtime and the build-time cells import (`add_browser_package`);

@@ -1,7 +1,7 @@
 """Problems a build can find, and how they are reported.
 
 Every problem names the source file and a 1-based line, so an author can jump straight to it:
-    content/attention.md:42: unknown widget option 'colour' [widget.option]
+    content/module-05-attention.md:42: unknown widget option 'colour' [widget.option]
 A build collects every problem it can before giving up, then exits 1 if any of them is an error. A warning
 (e.g. a heading id that clashes and is renamed) is printed as `path:line: warning: message [code]` and does not
 fail the build.
@@ -67,7 +67,7 @@ class Code(enum.StrEnum):
 @dataclass(frozen=True)
 class Problem:
     code: Code
-    path: str  # project-relative, e.g. "content/attention.md"
+    path: str  # project-relative, e.g. "content/module-05-attention.md"
     line: int | None  # 1-based; None when a whole file is concerned
     message: str
     warning: bool = False  # printed, but does not fail the build

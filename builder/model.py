@@ -59,7 +59,7 @@ class SourcePage:
     """A page as read from disk: validated metadata plus the Markdown body."""
 
     path: Path  # absolute
-    rel: str  # path as printed in messages, e.g. "content/attention.md"
+    rel: str  # path as printed in messages, e.g. "content/module-05-attention.md"
     meta: dict[str, Any]
     body: str
     body_line: int  # 0-based line of the file where `body` starts (after the front matter)

@@ -1,4 +1,4 @@
-"""The English sentences the course shows through SmolLM2-135M (builder/widgets/model_attention.py).
+"""The English sentences the course shows through SmolLM2-135M (attention_course/widgets/model_attention/widget.py).
 
 Chosen for what they make visible in a real causal model: the pronoun pair (the *it* row cannot differ: the
 model has not seen *tired* / *wide* yet; the difference appears at those words), a name repeated (copying and

@@ -19,7 +19,7 @@ from .executor import PRELUDE
 
 # The Pygments classes theme/css/base.css colours (.hl-k, .hl-s2, …). A token of any other type (names,
 # punctuation, whitespace: most of the tokens) gets no <span>: it would be unstyled markup, ~40 % of the
-# static code's bytes. tests/unit/test_cells.py checks this set against base.css.
+# static code's bytes. tests/engine/test_cells.py checks this set against base.css.
 STYLED_CLASSES = frozenset(
     {
         "k",

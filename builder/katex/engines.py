@@ -1,6 +1,6 @@
 """The KaTeX engines: KaTeX 0.16.22 turning one formula's TeX into HTML+MathML.
 
-Two engines run the very same KaTeX build and must produce byte-identical HTML (tests/unit/test_math_engines.py):
+Two engines run the very same KaTeX build and must produce byte-identical HTML (tests/engine/test_math_engines.py):
 
 * `V8Engine` — `node_modules/katex/dist/katex.min.js` inside V8 (the `mini-racer` package), about 3–5× faster
   than QuickJS; formulas are sent in batches to amortise the Python ↔ V8 call;

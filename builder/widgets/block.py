@@ -1,6 +1,6 @@
 """A ```{widget} block, from its YAML options to its HTML: options checked against the widget's schema (every
 problem with the line of the offending option), data computed, then rendered as the fallback HTML plus the data
-as `<script type="application/json">` (theme/js/widgets/<name>.js mounts on it)."""
+as `<script type="application/json">` (the kind's widget.js mounts on it)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The shape of a widget: its declared options (each checked against its kind) and the `Widget` record a widget
-module exports as `WIDGET` (builder/widgets/registry.py collects them)."""
+module exports as `WIDGET` (`Course.add_widgets`, builder/course.py, collects them)."""
 
 from __future__ import annotations
 

@@ -144,7 +144,8 @@ def test_the_code_scan_sees_what_the_widgets_show() -> None:
     texts = dict(CODE_TEXTS)
     assert "真实模型的注意力：SmolLM2-135M-Instruct" in texts.values()  # model-attention's title
     assert any("网页生成时用 NumPy 预先算好" in t for w, t in CODE_TEXTS if "sentences.py" in w)
-    assert any(t.startswith("logit 透镜：“") for w, t in CODE_TEXTS if w.startswith("attention_course/widgets/next"))
+    next_token = "attention_course/widgets/next_token/"
+    assert any(t.startswith("logit 透镜：“") for w, t in CODE_TEXTS if w.startswith(next_token))
     assert "预先算好的输出" in texts.values()  # theme/js/cells/output.js
     assert any(w.startswith("theme/strings.yml") for w in texts)  # the templates' words
     assert "max(0, h)" not in texts.values()  # no Chinese, not a learner's sentence by this rule: left out

@@ -1,6 +1,6 @@
 """The `activation-plot` widget: activation functions overlaid, f(x) above and f′(x) below, with a point the
 reader drags along x (pointer or keyboard) for the exact values; saturation regions and ReLU's dead side shaded
-(theme/js/widgets/activation-plot.js).
+(widget.js).
 
 The browser computes the curves itself from the same closed forms as attention_core.activations; the data
 carries reference samples computed here, which the fallback table shows and the end-to-end test compares with

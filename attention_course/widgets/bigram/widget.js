@@ -1,4 +1,4 @@
-// Bigram model of the Tang poems (builder/widgets/bigram.py): the count / probability heatmap of the most frequent
+// Bigram model of the Tang poems (widget.py): the count / probability heatmap of the most frequent
 // characters (the attention heatmap's scale and grid keys: common.js shade, wireGrid), a character's next-character
 // distribution, and a sampler that writes a poem in the browser. The sampler's table (every character's most
 // frequent next characters) is a data script loaded on first use; its randomness is a seeded generator
@@ -68,7 +68,7 @@ const thousands = (n) => n.toLocaleString("en-US");
 const percent = (p) => `${num(p * 100, p < 0.1 ? 2 : 1)}%`;
 
 export function mount(root, data) {
-  // the heatmap's numbers are in a data script (builder/widgets/bigram.py HEAVY); the static view stays until then
+  // the heatmap's numbers are in a data script (widget.py HEAVY); the static view stays until then
   return loadDataScript("bigram", data.heat).then((numbers) => start(root, { ...data, ...numbers }));
 }
 

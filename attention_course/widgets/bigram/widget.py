@@ -1,9 +1,9 @@
-"""The `bigram` widget: a character bigram model of the Tang poems (builder/poetry_lm.py), three parts —
+"""The `bigram` widget: a character bigram model of the Tang poems (attention_course/poems/ngram_lm.py), three parts —
 
 * the count / probability matrix of the most frequent characters as a heatmap (the attention heatmap's scale:
   a cell's weight is its probability, or its count over the largest count shown);
 * a character's next-character distribution (click a row, a cell or a character button);
-* a sampler that writes poems in the browser at a chosen temperature and seed (theme/js/widgets/bigram.js: a
+* a sampler that writes poems in the browser at a chosen temperature and seed (widget.js: a
   seeded RNG, so the same seed and temperature give the same poem). Its table — every character's most frequent
   next characters (top-k) — is one data script loaded on first use, so it does not weigh on the first view; the
   heatmap's numbers are another, loaded when the widget mounts.

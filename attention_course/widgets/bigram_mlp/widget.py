@@ -1,6 +1,6 @@
-"""The `bigram-mlp` widget: what the small MLP language model (builder/poetry_lm.py, trained at build time) learned,
+"""The `bigram-mlp` widget: what the small MLP language model (trained by attention_course/poems/train_mlp.py) learned,
 beside the bigram of the same poems — three parts, all drawn at build time as inline SVG and lists (the numbers
-are the data; theme/js/widgets/bigram-mlp.js only adds a readout for the embedding map):
+are the data; widget.js only adds a readout for the embedding map):
 
 * `curves`: training and held-out loss (nats per character) every 100 steps, with the bigram's held-out loss as a
   dotted reference line;

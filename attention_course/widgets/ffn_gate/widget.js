@@ -1,6 +1,6 @@
 // The real SwiGLU gates of SmolLM2-135M for one sentence: a layer slider, the histogram of that layer's gate values
 // g (negative bins, which ReLU would turn into exactly 0, in their own colour and hatched), and a strip of every
-// layer's negative share with the chosen layer marked. All numbers are the build's (builder/real_model/).
+// layer's negative share with the chosen layer marked. All numbers are the build's (attention_course/smollm2/).
 import { h, svg as s } from "@theme/widgets/common.js";
 
 const pct = (x) => `${Math.round(x * 100)}%`;

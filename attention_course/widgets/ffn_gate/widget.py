@@ -1,7 +1,7 @@
-"""The `ffn-gate` widget: the SwiGLU gates of the real SmolLM2-135M for one sentence (builder/real_model/inside.py
+"""The `ffn-gate` widget: the SwiGLU gates of the real SmolLM2-135M for one sentence (attention_course/smollm2/inside.py
 `ffn_gate_stats`, computed at build time and cached): per layer, a histogram of the gate values g that enter SiLU,
 the share that are negative (ReLU would turn every one of them into exactly 0) and the share whose SiLU(g) is all
-but 0 (theme/js/widgets/ffn-gate.js). The model's sizes come from its GGUF metadata."""
+but 0 (widget.js). The model's sizes come from its GGUF metadata."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 // Generation one token at a time with SmolLM2-135M's real next-token distributions
-// (builder/widgets/generation_tree.py). The reader picks one of the top tokens — or lets greedy decoding (always
+// (widget.py). The reader picks one of the top tokens — or lets greedy decoding (always
 // the first) or temperature sampling (drawn among the top tokens in proportion to their probabilities at T) pick —
 // the token is appended and the next distribution appears. The model does not run here: every distribution was
 // computed at build time for a tree of continuations; the page carries each prompt's first one, the whole tree is

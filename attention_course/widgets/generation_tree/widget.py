@@ -1,8 +1,8 @@
 """The `generation-tree` widget: text generation one token at a time with SmolLM2-135M's real next-token
-distributions (theme/js/widgets/generation-tree.js). The reader picks one of the top tokens (or lets greedy
+distributions (widget.js). The reader picks one of the top tokens (or lets greedy
 decoding or temperature sampling pick), it is appended, and the next distribution appears.
 
-The model does not run in the browser: builder/real_model/generation.py `continuation_tree` precomputes, per
+The model does not run in the browser: attention_course/smollm2/generation.py `continuation_tree` precomputes, per
 prompt, a tree of contexts (the prompt, its top few continuations, theirs, …, then greedy to a fixed depth) with
 each context's top tokens and their probabilities at each temperature. The page embeds each prompt's first
 distribution; the whole tree is one data script loaded on first interaction. A pick outside the tree is said to be

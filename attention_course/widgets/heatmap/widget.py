@@ -1,5 +1,5 @@
 """The `heatmap` widget: token × token attention weights of example sentences, with and without the causal
-mask (theme/js/widgets/heatmap.js draws it; the fallback is one static table per example)."""
+mask (widget.js draws it; the fallback is one static table per example)."""
 
 from __future__ import annotations
 

@@ -7,10 +7,10 @@ export function kvBytesPerToken(layers, kvHeads, headDim, bytes) {
   return layers * 2 * kvHeads * headDim * bytes;
 }
 
-/** 23040 → "23,040" (builder/widgets/kv_cache.py group_digits). */
+/** 23040 → "23,040" (widget.py group_digits). */
 export const groupDigits = (n) => Math.round(n).toString().replace(/\B(?=(\d{3})+(?!\d))/g, ",");
 
-/** Bytes as KiB / MiB / GiB with one decimal (builder/widgets/kv_cache.py binary_size). */
+/** Bytes as KiB / MiB / GiB with one decimal (widget.py binary_size). */
 export function binarySize(n) {
   for (const [unit, size] of [["GiB", 1024 ** 3], ["MiB", 1024 ** 2], ["KiB", 1024]]) {
     if (n >= size) return `${(n / size).toFixed(1)} ${unit}`;

@@ -1,7 +1,7 @@
 """The `kv-cache` widget: how many bytes generation keeps per token — layers × 2 (K and V) × KV heads × head_dim ×
 bytes per number (`attention_core.qkv.kv_cache_bytes_per_token`) — for SmolLM2-135M (its sizes read from the GGUF
-file the build runs, builder/real_model/inside.py `model_config`) and published models
-(`attention_core.qkv.PUBLISHED_CONFIGS`), or sizes the reader types in (theme/js/widgets/kv-cache.js computes the
+file the build runs, attention_course/smollm2/inside.py `model_config`) and published models
+(`attention_core.qkv.PUBLISHED_CONFIGS`), or sizes the reader types in (widget.js computes the
 same product).
 Quotable: ``{data}`kv-cache SmolLM2-135M 每token` `` (bytes), ``… 每token·KiB`` (bytes per token at the default
 precision), ``… 上下文`` (the whole context), ``… 无GQA`` (per token if every query head had its own K/V),

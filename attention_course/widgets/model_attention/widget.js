@@ -1,4 +1,4 @@
-// Real attention of SmolLM2-135M (builder/widgets/model_attention.py). Three views of the same data:
+// Real attention of SmolLM2-135M (widget.py). Three views of the same data:
 //   explorer — one sentence as a token × token grid at a layer and head (or the heads' average); hover, focus or
 //              tap a cell for its value; choose a query token for its row as bars;
 //   compare  — two sentences side by side at one layer and head, rows that are the same marked as such;

@@ -1,4 +1,4 @@
-"""The `model-attention` widget: the real attention of SmolLM2-135M (builder/real_model/), three views —
+"""The `model-attention` widget: the real attention of SmolLM2-135M (attention_course/smollm2/), three views —
 
 * `explorer`: a sentence as a token × token heatmap at a chosen layer and head (or the average of the heads),
   every layer and head a click away; hover / focus a cell for its value, click a query token for its row as bars;
@@ -6,7 +6,7 @@
   (a causal model has not seen the end of the sentence yet) and the rows of the last words differ;
 * `gallery`: the best head for each of four patterns, scored on real data, with the median head for contrast.
 
-The page embeds what the first view shows (theme/js/widgets/model-attention.js draws it); every other layer and
+The page embeds what the first view shows (widget.js draws it); every other layer and
 head of the sentences is in one data script (whole percentages, packed and base64), loaded on first interaction.
 
 Quotable (the compare view of two sentences whose focus rows are read over the same two candidates, e.g. tired /

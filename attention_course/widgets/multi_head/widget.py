@@ -1,5 +1,5 @@
 """The `multi-head` widget: every head's attention of one example side by side, their concatenation and the
-output after W_O (theme/js/widgets/multi-head.js)."""
+output after W_O (widget.js)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-// Real next-token prediction of SmolLM2-135M (builder/widgets/next_token.py). Two views of build-time runs:
+// Real next-token prediction of SmolLM2-135M (widget.py). Two views of build-time runs:
 //   predict — the ten most likely next tokens of a prompt; the temperature slider looks up the probabilities the
 //             build computed over the whole vocabulary at that temperature (no softmax runs here);
 //   lens    — the logit lens: the best token when the residual stream is read out after each block, and the
@@ -98,7 +98,7 @@ function lensView(data, area, live) {
 }
 
 export function mount(root, data) {
-  // the prompts' numbers are in a data script (builder/widgets/next_token.py HEAVY); the static view stays until then
+  // the prompts' numbers are in a data script (widget.py HEAVY); the static view stays until then
   return loadDataScript("nextToken", data).then((numbers) => start(root, {
     ...data, prompts: data.prompts.map((p, i) => ({ ...p, ...numbers[i] })) }));
 }

@@ -1,6 +1,6 @@
 """The `next-token` widget: SmolLM2-135M's real next-token prediction
-(builder/real_model/generation.py `next_token_run`), two views of the same precomputed runs
-(theme/js/widgets/next-token.js draws them) —
+(attention_course/smollm2/generation.py `next_token_run`), two views of the same precomputed runs
+(widget.js draws them) —
 
 * `predict`: for each prompt, the ten most likely next tokens and their probabilities, with a temperature slider
   (the probabilities at every temperature of the grid are computed at build time over the whole vocabulary);
@@ -136,8 +136,8 @@ def check(o: dict) -> list[tuple[str, str]]:
 
 
 def percent1(p: float) -> str:
-    """One decimal; below 0.05% says so instead of a misleading 0.0% (theme/js/widgets/next-token.js: same). Text, not
-    HTML: its "<" is escaped where it goes into markup."""
+    """One decimal; below 0.05% says so instead of a misleading 0.0% (widget.js: same). Text, not HTML: its "<" is
+    escaped where it goes into markup."""
     return "<0.1%" if p < 0.0005 else f"{fmt(p * 100, 1)}%"
 
 
@@ -192,7 +192,7 @@ def predict_table(d: dict, p: dict) -> str:
 
 
 def lens_caption(d: dict, p: dict) -> str:
-    """Where the final answer forms, from the ranks (theme/js/widgets/next-token.js `lensCaption`: same words)."""
+    """Where the final answer forms, from the ranks (widget.js `lensCaption`: same words)."""
     n, first, ten = d["layers"], p["first_top"], p["first_top10"]
     parts = []
     if ten is not None and ten != first:

@@ -1,6 +1,6 @@
-// Where a decoder-only Transformer's parameters are (builder/widgets/param_count.py). The presets arrive with
+// Where a decoder-only Transformer's parameters are (widget.py). The presets arrive with
 // their counts from attention_core/param_count.py; when the reader edits a number the same arithmetic runs here
-// (`countParameters`, checked against the Python by tests/unit/test_param_count.py).
+// (`countParameters`, checked against the Python by tests/course/test_module06.py).
 import { choiceButtons, h, liveRegion, num } from "@theme/widgets/common.js";
 
 /** attention_core/param_count.py `check_config`, in words for the reader; [] when the numbers can be counted. */

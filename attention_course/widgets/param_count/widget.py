@@ -1,7 +1,7 @@
 """The `param-count` widget: where a decoder-only Transformer's parameters are — embeddings, attention, MLP,
 norms (and an untied LM head) — for GPT-2 small, GPT-3 175B and SmolLM2-135M, or numbers the reader types
-(attention_core/param_count.py; theme/js/widgets/param-count.js repeats the arithmetic for edited numbers, and
-tests/unit/test_param_count.py checks that both agree)."""
+(attention_core/param_count.py; widget.js repeats the arithmetic for edited numbers, and
+tests/course/test_module06.py checks that both agree)."""
 
 from __future__ import annotations
 
@@ -47,7 +47,7 @@ CHOICE_LABELS = {
 
 def short_count(n: float) -> str:
     """124.4M / 174.6B / 9.4K, one decimal, a trailing .0 dropped (135M) — the scale the papers use
-    (theme/js/widgets/param-count.js `shortCount`: same)."""
+    (widget.js `shortCount`: same)."""
     for size, unit in ((1e9, "B"), (1e6, "M"), (1e3, "K")):
         if n >= size:
             return f"{n / size:.1f}".removesuffix(".0") + unit

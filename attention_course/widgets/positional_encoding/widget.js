@@ -1,4 +1,4 @@
-// Sinusoidal position encoding (builder/widgets/positional_encoding.py): a canvas heatmap of positions × dimensions
+// Sinusoidal position encoding (widget.py): a canvas heatmap of positions × dimensions
 // for the chosen dimension count, and an SVG chart of the cosine similarity between position p and every other
 // position. All numbers are the build's (attention_core/positional.py); the encodings arrive as signed bytes in a
 // data script of their own (a <script src>, which works on file://), loaded when the widget mounts; until then the

@@ -1,6 +1,6 @@
 """The `positional-encoding` widget: the sinusoidal position encoding of Vaswani et al. 2017 as a heatmap
 (positions × dimensions, one dimension count at a time) and the cosine similarity of one position to every other
-(attention_core/positional.py computes both; theme/js/widgets/positional-encoding.js draws them on a canvas and in
+(attention_core/positional.py computes both; widget.js draws them on a canvas and in
 an SVG chart). The encodings travel quantised to signed bytes (value × 127), base64 — 48 positions × 248 columns
 are ≈ 16 KB, a fifth of the JSON — in a data script of their own, with the similarities, that the widget loads
 when it mounts (its page script is lazy: it loads when the widget nears the viewport), so they do not weigh on the

@@ -1,5 +1,5 @@
 // The real queries and keys of one layer of SmolLM2-135M, drawn on the plane that keeps most of their length
-// (builder/widgets/qk_vectors.py). One key head and the query heads that share it: switching heads moves the
+// (widget.py). One key head and the query heads that share it: switching heads moves the
 // orange queries, never the blue keys. Scores and weights come from the build (full 64-dimensional vectors).
 import { choiceButtons, h, liveRegion, note, num, svg } from "@theme/widgets/common.js";
 

@@ -1,6 +1,6 @@
 """The `qkv-projection` widget: three designed words as 2-D vectors; the reader turns and stretches W_Q and W_K
 (sliders) and watches the query and key arrows move and the score matrix QKᵀ/√d_k and a query's softmax row
-change (theme/js/widgets/qkv-projection.js computes them live with the same formulas).
+change (widget.js computes them live with the same formulas).
 
 The build computes the initial state with attention_core (`attention_core.qkv.projection_state`): the static
 fallback shows it, the live view starts from it, and the e2e tests compare the live numbers with attention_core

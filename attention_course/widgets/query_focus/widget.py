@@ -1,5 +1,5 @@
 """The `query-focus` widget: click a word, see how its attention is spread over the sentence (bars and a
-highlighted sentence; theme/js/widgets/query-focus.js)."""
+highlighted sentence; widget.js)."""
 
 from __future__ import annotations
 

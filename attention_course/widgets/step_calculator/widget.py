@@ -1,5 +1,5 @@
 """The `step-calculator` widget: one query's attention worked out step by step — scores, scaling, softmax,
-weighted sum (theme/js/widgets/step-calculator.js)."""
+weighted sum (widget.js)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The `temperature` widget: one row of scores through softmax at every temperature of a slider's grid
-(theme/js/widgets/temperature.js)."""
+(widget.js)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-// One token's journey through SmolLM2-135M (builder/widgets/transformer_flow.py): a diagram of the stages — the
+// One token's journey through SmolLM2-135M (widget.py): a diagram of the stages — the
 // way in, the stages of one block inside a frame marked "× N 层", the way out — and a panel with the shapes and one
 // sentence for the chosen stage. Click or tap a stage, or use 上一站 / 下一站; in the diagram the arrow keys move
 // between stages (one stage in the tab order), Enter or Space picks one. Every size and word comes from the data.

@@ -1,10 +1,10 @@
 """The `transformer-flow` widget: one token's journey through SmolLM2-135M, stage by stage — tokens, embedding, one
 block (norm, Q/K/V, scores, mixing, residual, norm, FFN, residual), the stack of blocks, the output layer and the
-next-token probabilities — with the shape of the data at every stage (theme/js/widgets/transformer-flow.js).
+next-token probabilities — with the shape of the data at every stage (widget.js).
 
-Every size comes from the model file's metadata (builder/real_model/inside.py `model_shape`), the tokens from its
+Every size comes from the model file's metadata (attention_course/smollm2/inside.py `model_shape`), the tokens from its
 tokenizer and the final prediction from a real forward pass (`continuation_tree`, the root only); nothing here
-is typed by hand. tests/models/test_transformer_explained.py runs the stages' pieces on the real weights and
+is typed by hand. tests/course/test_transformer_explained.py runs the stages' pieces on the real weights and
 checks every shape against the arrays they produce."""
 
 from __future__ import annotations

@@ -318,7 +318,7 @@ def execute_notebook_cell(code: str, filename: str, ns: dict, max_repr: int) -> 
     """Run `code` in `ns` like a notebook cell; returns (repr of a trailing expression or None, repr cut?).
 
     The one definition of cell semantics, shared by the browser (run_cell below) and the build
-    (builder/cells.py imports this file), so both print the same. Exceptions of the code propagate.
+    (builder/cells/executor.py imports this file), so both print the same. Exceptions of the code propagate.
     """
     linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
     tree = ast.parse(code, filename, "exec")

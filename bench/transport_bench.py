@@ -32,7 +32,7 @@ MEASURE = """async ([mode, index]) => {
       await Promise.all(a.wrappers.map(async (file, i) => {
         const script = new Uint8Array(await (await fetch("/site/assets/python/" + file)).arrayBuffer());
         const s = performance.now();
-        t.wrapperBytesInto(payload, i * index.wrapperChunkBytes, script);
+        t.wrapperBytesInto(payload, i * index.chunkBytes, script);
         decodeMs += performance.now() - s;
       }));
     } else {
@@ -43,7 +43,7 @@ MEASURE = """async ([mode, index]) => {
         await new Promise((res, rej) => { const s = document.createElement("script");
           s.src = "/site/assets/python/" + file; s.onload = res; s.onerror = rej; document.head.appendChild(s); });
         const s = performance.now();
-        t.literalInto(payload, i * index.wrapperChunkBytes, store[`${a.name}/${i}`]);
+        t.literalInto(payload, i * index.chunkBytes, store[`${a.name}/${i}`]);
         decodeMs += performance.now() - s;
         delete store[`${a.name}/${i}`];
       }

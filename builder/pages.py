@@ -453,6 +453,10 @@ def render_page(
         "ui": ui or {},
         "assets": asset_urls,
         "course_data": course_data,
+        # the course's exercises (the index shows how many are passed from its first paint: no line appears later)
+        "exercise_total": sum(
+            len(entry.get("exercises", [])) for entry in json.loads(course_data or "{}").get("pages", [])
+        ),
         "font_preloads": font_preloads or [],
         "csp": CSP_PLACEHOLDER,
     }

@@ -70,12 +70,22 @@ def parse_block_at(md: MarkdownIt, text: str, env: dict, line: int) -> list[Toke
     right line. Render the tokens with `md.renderer.render(tokens, md.options, env)`."""
     context = parse_context(env)
     scratch = ParseContext(context.rel, context.line_offset + line, context.problems, context.planned_slugs)
+    # No glossary tooltips in here: the page's prose is where a term is first explained, and a tooltip's id made in
+    # this separate parse would repeat one of the page's (builder/markdown/glossary.py counts per parse).
+    scratch.scratch["glossary_seen"] = _EveryTerm()
     tokens = md.parse(text, scratch.env())
     context.facts.formulas.extend((f, line + at) for f, at in scratch.facts.formulas)
     context.facts.links.extend(Link(link.href, line + link.line) for link in scratch.facts.links)
     context.facts.images.update(scratch.facts.images)
     context.facts.features.update(f for f in scratch.facts.features if f not in ("cells", "quiz", "exercise"))
     return tokens
+
+
+class _EveryTerm(set):
+    """A glossary's set of terms already used that holds every term."""
+
+    def __contains__(self, item: object) -> bool:
+        return True
 
 
 def _split_parts(body: str) -> tuple[list[str], list[tuple[str, int, list[str]]]]:

@@ -18,8 +18,9 @@ FENCE_RE = re.compile(r"^(`{3,}|~{3,})(.*?)\n(.*?)^\1[ \t]*$", re.M | re.S)
 
 
 def count_formulas(markdown: str) -> int:
-    """Count formulas independently of the build: `$$…$$` blocks and `$…$` spans in prose and quiz YAML,
-    ignoring code fences (code cells, plain code)."""
+    """Count formulas independently of the build: `$$…$$` blocks and `$…$` spans in prose, quiz YAML and an
+    exercise's title and task (its hints and solution are not on the page until opened), ignoring code fences (code
+    cells, plain code)."""
     markdown = markdown.split("---", 2)[2] if markdown.startswith("---") else markdown
     kept = []
     pos = 0
@@ -27,6 +28,8 @@ def count_formulas(markdown: str) -> int:
         kept.append(markdown[pos : m.start()])
         if m.group(2).strip().startswith("{quiz}"):
             kept.append(m.group(3))
+        if m.group(2).strip().startswith("{exercise}"):
+            kept.append(m.group(2) + "\n" + re.split(r"^---[ \t]+[A-Za-z-]+[ \t]*$", m.group(3), flags=re.M)[0])
         pos = m.end()
     kept.append(markdown[pos:])
     text = re.sub(r"`[^`\n]*`", "", "".join(kept))  # inline code

@@ -89,9 +89,11 @@ def test_wide_boxes_scroll_with_an_affordance_and_never_cut_off(mobile_page, slu
 
 GAPS_JS = """w => [...w.querySelectorAll('.widget-body .heat-table thead tr')].flatMap(tr => {
     const ths = [...tr.children].slice(1).filter(th => !th.classList.contains('heat-sum'));
+    // the text itself: a header standing on end is a span (.heat-col) as wide as its line, glyphs in its middle
+    const text = (th) => th.querySelector('.heat-col') || th;
     return ths.slice(1).map((th, i) => {
-      const range = document.createRange(); range.selectNodeContents(ths[i]);
-      const a = range.getBoundingClientRect(); range.selectNodeContents(th);
+      const range = document.createRange(); range.selectNodeContents(text(ths[i]));
+      const a = range.getBoundingClientRect(); range.selectNodeContents(text(th));
       const b = range.getBoundingClientRect();
       return { left: ths[i].textContent, right: th.textContent,
                gap: Math.max(b.left - a.right, b.top - a.bottom, a.top - b.bottom) };

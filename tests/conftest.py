@@ -30,64 +30,36 @@ from builder.model import BuildOptions, BuildResult  # noqa: E402
 from builder.pipeline import build_site  # noqa: E402
 
 TEST_CACHE = ROOT / ".test-cache"
-"""The tests' own persistent build cache (typeset formulas, pages) and their machine-wide cache (downloads, the Python
-runtime's prepared files, the model's runs: builder/cache.py `machine_cache`): never the developer's .cache or
-~/.cache, so a test can neither use nor spoil what `make site` made."""
-# Every build a test makes, whatever its cache folder, finds what is derived from the downloads here. Spawned worker
-# processes inherit it.
-_MACHINE_DOWNLOADS = (
+"""The tests' own persistent build cache (typeset formulas, pages): never the developer's .cache, so a test can neither
+use nor spoil what `make site` made."""
+# Every build a test makes, whatever its cache folder, finds the downloads and what is derived from them through
+# TEST_CACHE (builder/cache.py `machine_cache`). Spawned worker processes inherit it.
+_MACHINE = (
     None
     if "COURSE_MACHINE_CACHE" in os.environ
-    else Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache", "attention-course", "downloads")
+    else Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache", "attention-course")
 )
 os.environ.setdefault("COURSE_MACHINE_CACHE", str(TEST_CACHE))
 
 
-def _share_downloads(cache: Path, shared: Path) -> None:
-    """The downloads are the machine's (`<XDG cache>/attention-course/downloads`, where `make site` keeps them too):
-    pinned files named by their sha256 and checked on every use, which a test can neither spoil nor be misled by. So
-    a fresh clone's test run fetches nothing the machine already has (~330 MB). Everything derived stays the tests'."""
-    link = cache / "downloads"
-    if link.exists() or link.is_symlink():
-        return
-    shared.mkdir(parents=True, exist_ok=True)
-    cache.mkdir(parents=True, exist_ok=True)
-    with contextlib.suppress(FileExistsError):
-        link.symlink_to(shared, target_is_directory=True)
-
-
-_EARLIER_LAYOUT = {
-    # a file of the test cache's earlier layout → its sha256 (the course's data sources: attention_course/)
-    "models/SmolLM2-135M-Instruct.Q4_1.gguf": "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
-    "corpora/chinese-poetry-2.0.1-tang.txt": "4e4e168ce9bcf20d2a51d047df9d96f72cc41ca0b3b282d73d3e6363e1633865",
-    "corpora/chinese-poetry-2.0.1-LICENSE": "89c627fc3f9f65efdf438701cc9cc2b5fbf1abf79793c9ec15c05475bd7882cc",
-}
-
-
-def _adopt_earlier_layout(cache: Path) -> None:
-    """A test cache made before the machine-wide layout kept the model in models/, the corpus in corpora/ and the
-    runtime's files in pyodide/: they are linked into downloads/ and derived/ (hard links; a symbolic link for
-    pyodide/, which other checkouts may share), so a warm test cache is not downloaded or prepared again. The files
-    are still checked by their sha256 when they are used."""
-    from builder.downloads import target
-
-    for old, sha256 in _EARLIER_LAYOUT.items():
-        source, new = cache / old, target(old, sha256)
-        if source.is_file() and not new.exists():
-            new.parent.mkdir(parents=True, exist_ok=True)
-            with contextlib.suppress(OSError):  # already there, or another file system: it is downloaded instead
-                os.link(source, new)
-    runtime, new = cache / "pyodide", cache / "derived" / "pyodide"
-    if runtime.is_dir() and not new.exists() and not new.is_symlink():
-        new.parent.mkdir(parents=True, exist_ok=True)
+def _share_machine_cache(cache: Path, machine: Path) -> None:
+    """The tests' machine-wide cache is the machine's (`<XDG cache>/attention-course`, where `make site` keeps it
+    too): `downloads/`, pinned files named by their sha256 and checked on every use, and `derived/`, results named by
+    digests of their inputs and code (the prepared Python runtime, the model's runs, the poem models) — which a test
+    can neither spoil nor be misled by (a test that tampers with such a file has a machine cache of its own). So a
+    fresh clone's run fetches and computes nothing the machine already has."""
+    for part in ("downloads", "derived"):
+        link = cache / part
+        if link.exists() or link.is_symlink():
+            continue
+        (machine / part).mkdir(parents=True, exist_ok=True)
+        cache.mkdir(parents=True, exist_ok=True)
         with contextlib.suppress(FileExistsError):
-            new.symlink_to(Path("..") / "pyodide")
+            link.symlink_to(machine / part, target_is_directory=True)
 
 
-if Path(os.environ["COURSE_MACHINE_CACHE"]) == TEST_CACHE:
-    if _MACHINE_DOWNLOADS is not None:
-        _share_downloads(TEST_CACHE, _MACHINE_DOWNLOADS)
-    _adopt_earlier_layout(TEST_CACHE)
+if _MACHINE is not None:
+    _share_machine_cache(TEST_CACHE, _MACHINE)
 
 CONTENT = ROOT / "content"
 """The real course (its site.yml names the course package: attention_course)."""

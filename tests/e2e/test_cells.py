@@ -370,22 +370,14 @@ def test_the_editor_loads_only_when_needed_and_the_caret_lands_where_the_reader_
 
     cell = "#cell-causal-mask"
     lines = shown_code(page, cell).split("\n")
-    page.locator(f"{cell} .cell-source").scroll_into_view_if_needed()
-    # Aim where the code is once the page has stopped moving: sections above that render late (content-visibility:
-    # auto) can still push it down under load, and a click measured before that landed on the first line.
-    box = page.locator(f"{cell} .cell-source").bounding_box()
-    for _ in range(30):
-        page.wait_for_timeout(100)
-        again = page.locator(f"{cell} .cell-source").bounding_box()
-        if again == box:
-            break
-        box = again
-    line_height = float(
-        page.eval_on_selector(f"{cell} .cell-source", "e => parseFloat(getComputedStyle(e).lineHeight)")
-    )
-    top = float(page.eval_on_selector(f"{cell} .cell-source", "e => parseFloat(getComputedStyle(e).paddingTop)"))
-    # the far right of the second line: the caret must end up at the end of that line
-    page.mouse.click(box["x"] + box["width"] - 8, box["y"] + top + 1.5 * line_height)
+    source = page.locator(f"{cell} .cell-source")
+    line_height = float(source.evaluate("e => parseFloat(getComputedStyle(e).lineHeight)"))
+    top = float(source.evaluate("e => parseFloat(getComputedStyle(e).paddingTop)"))
+    width = float(source.evaluate("e => e.getBoundingClientRect().width"))
+    # the far right of the second line: the caret must end up at the end of that line. Playwright aims the click
+    # relative to the element when it clicks, once the element has stopped moving (sections above it that render late,
+    # content-visibility: auto, can still push it down under load: a position measured earlier missed it).
+    source.click(position={"x": width - 8, "y": top + 1.5 * line_height})
     page.wait_for_selector(f"{cell}[data-editor='ready'] .cm-content:focus")
     page.keyboard.type("  # 读者")
     assert shown_code(page, cell).split("\n") == [lines[0], lines[1] + "  # 读者", *lines[2:]]

@@ -12,7 +12,7 @@ import pytest
 from tests.conftest import ROOT
 
 # The lead is rewriting these four; drop each from the set once its rewrite lands, so it is checked like the rest.
-BEING_REWRITTEN = frozenset({"docs/performance.md"})
+BEING_REWRITTEN: frozenset[str] = frozenset()
 
 # The files whose text is read: source, tests, docs, build and CI configuration.
 SUFFIXES = (".py", ".js", ".mjs", ".cjs", ".md", ".toml", ".css", ".html", ".yml", ".yaml", ".json", ".sh")

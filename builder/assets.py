@@ -104,9 +104,14 @@ def asset_urls(files: dict[str, bytes]) -> dict[str, str]:
     return urls
 
 
-def page_image_files(pages: list[Page]) -> dict[str, bytes]:
-    """The local images the pages' Markdown references (builder/markdown/images.py), under their hashed names."""
-    return {name: Path(source).read_bytes() for page in pages for name, source in sorted(page.facts.images.items())}
+def page_image_files(pages: list[Page], content_dir: Path) -> dict[str, bytes]:
+    """The local images the pages' Markdown references (builder/markdown/images.py: each by its path within the
+    content folder), under their hashed names."""
+    return {
+        name: (content_dir / source).read_bytes()
+        for page in pages
+        for name, source in sorted(page.facts.images.items())
+    }
 
 
 def output_writers(options: BuildOptions, pages: list[Page], course: Course) -> list[Callable[[Path], None]]:

@@ -78,7 +78,7 @@ def _build_site(options: BuildOptions) -> BuildResult:
         kinds = load_course(options.content_dir, options.root).widget_folders
         files = assets.without_unused_widgets(build_assets(options, problems), kinds, used)
     if not problems:
-        files.update(assets.page_image_files(built))
+        files.update(assets.page_image_files(built, options.content_dir))
         with progress.stage("search index"):
             files.update(search_index_stage(options, built, site))  # before the pages: they link it with its hash
         with progress.stage("KaTeX assets"):

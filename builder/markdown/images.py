@@ -84,7 +84,8 @@ def images_plugin(md: MarkdownIt, *, content_dir: Path) -> None:
                     report(line, f"image '{written}': {reason}")
                 else:
                     name = published_name(path)
-                    context.facts.images[name] = str(path)
+                    # within the content folder: a cached page is reused by a moved or copied project
+                    context.facts.images[name] = path.relative_to(root).as_posix()
                     child.attrSet("src", name)
 
     md.core.ruler.push("images", check)

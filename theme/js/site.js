@@ -9,11 +9,12 @@ import { initLazyWidgets } from "./site/lazy-widgets.js";
 import { initLazyFigures } from "./site/lazy-figures.js";
 import { initScrollHints } from "./site/scroll-hint.js";
 import { initGlossary } from "./site/glossary.js";
+import { initScrollAnchoring } from "./site/scroll-anchor.js";
 
 // Widgets are mounted by their own scripts (assets/widget-<name>.js), loaded after this one on pages that have them
 // (or, for lazy kinds, when one of their widgets nears the viewport: site/lazy-widgets.js).
 const features = [initToc, keepWidgetFallbacksForPrint, initProgress, initQuizzes, initSearch, initReadingProgress, initPrint,
-  initScrollHints, initGlossary, initLazyWidgets, initLazyFigures];
+  initScrollHints, initGlossary, initScrollAnchoring, initLazyWidgets, initLazyFigures];
 
 function start() {
   for (const init of features) {

@@ -4,7 +4,6 @@
 // The numbers come from the JSON the build embedded next to each widget; a widget that fails keeps its
 // static fallback tables (and the others still start).
 import { part } from "../shared/course.js";
-import { keepInView } from "../shared/scroll-anchor.js";
 
 const starting = new WeakSet(); // widgets whose mount is waiting for a data script of theirs
 
@@ -16,7 +15,7 @@ export function mountWidgets(doc, name, mount) {
     if (!script || root.dataset.ready || starting.has(root)) continue;
     try {
       // A mount that first loads numbers kept out of the page returns a promise: ready once it has drawn.
-      const drawn = keepInView(root, () => mount(root, JSON.parse(script.textContent)));
+      const drawn = mount(root, JSON.parse(script.textContent));
       if (drawn && typeof drawn.then === "function") {
         starting.add(root);
         drawn.then(() => { root.dataset.ready = "true"; }, failed).finally(() => starting.delete(root));

@@ -1,0 +1,50 @@
+// Scroll anchoring where the engine has none (WebKit: Safari, every iOS browser). Chromium and Firefox keep the
+// text in view where it is when something above it changes height (CSS `overflow-anchor`); in WebKit a widget
+// mounting over its static fallback, a figure arriving or a cell's editor replacing its listing above the viewport
+// pushed the text being read down by as much as 3,500 px. This does what the CSS Scroll Anchoring spec does, for the
+// article's blocks: it remembers the first block whose top is in view (the anchor) and where it was; when any block
+// or the page changes size, a ResizeObserver (called after layout, before paint) scrolls by how far the anchor moved.
+const native = typeof CSS !== "undefined" && CSS.supports && CSS.supports("overflow-anchor", "auto");
+
+const BLOCKS = ".article .page-section > *, .article > :not(.page-section)";
+
+/** The first block whose top edge is in view, or the one that spans the top of the view. */
+function pickAnchor(blocks) {
+  let spanning = null;
+  for (const el of blocks) {
+    const r = el.getBoundingClientRect();
+    if (r.height === 0) continue;
+    if (r.top >= 0) return el;
+    if (r.bottom > 0 && !spanning) spanning = el;
+  }
+  return spanning;
+}
+
+export function initScrollAnchoring(doc) {
+  if (native || !("ResizeObserver" in window)) return;
+  const blocks = () => doc.querySelectorAll(BLOCKS);
+  let anchor = null;
+  let anchorTop = 0;
+  const remember = () => {
+    anchor = window.scrollY > 0 ? pickAnchor(blocks()) : null; // at the very top, nothing above can move the text
+    anchorTop = anchor ? anchor.getBoundingClientRect().top : 0;
+  };
+  const restore = () => {
+    if (anchor && anchor.isConnected) {
+      const moved = anchor.getBoundingClientRect().top - anchorTop;
+      if (Math.abs(moved) >= 1) window.scrollBy(0, moved);
+    }
+    remember();
+  };
+  const observer = new ResizeObserver(restore);
+  observer.observe(doc.body);
+  for (const el of blocks()) observer.observe(el);
+  // blocks added later to the article or a section (a widget's own content stays inside its block, observed)
+  const added = new MutationObserver((records) => {
+    for (const rec of records) for (const node of rec.addedNodes) if (node.nodeType === 1) observer.observe(node);
+  });
+  for (const parent of doc.querySelectorAll(".article, .article .page-section")) added.observe(parent, { childList: true });
+  window.addEventListener("scroll", remember, { passive: true });
+  window.addEventListener("load", remember);
+  remember();
+}

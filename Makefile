@@ -9,7 +9,7 @@ JOBS   ?= 2
 # threads cost more than they save there (a 12-token forward pass: 0.1 s on one thread, 0.5–5 s with threads).
 export OPENBLAS_NUM_THREADS ?= 1
 
-.PHONY: site test test-fast lint setup browser bench serve zip clean
+.PHONY: site test test-fast lint setup browser bench serve zip clean screenshots
 
 site: setup
 	$(VPY) build.py
@@ -43,6 +43,10 @@ test: setup browser
 # what reads the run's shared builds), well under a minute once the caches are warm.
 test-fast: setup
 	$(VPY) -m pytest -n $(JOBS) --dist load -q -m "not e2e and not shared_build" tests/engine tests/course
+
+# Every page at 1280 and 390 px, light and dark, whole, into test-artifacts/ (for people to look at).
+screenshots: setup browser
+	COURSE_SCREENSHOTS=1 CHROMIUM_PATH="$$(cat $(VENV)/.browser)" $(VPY) -m pytest -n $(JOBS) -q tests/e2e/test_screenshots.py
 
 # Lint and format (ruff, pinned in pyproject.toml) and the architecture contracts ([tool.importlinter]: layers, no
 # import cycles).

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import re
+from pathlib import Path
 
 from attention_core import causal_mask, get_example, multi_head_attention
 from builder.course import load_course
@@ -23,45 +25,61 @@ def test_every_quoted_number_is_the_widgets_own() -> None:
     recomputed here from attention_core for the multi-head roles."""
     roles = [(page, m.group(1)) for page in PAGES for m in ROLE_RE.finditer(page.read_text(encoding="utf-8"))]
     assert roles, "the course quotes no widget number through {data}"
+    # the roles of one widget on one page are rendered together, with that widget once (module 04 quotes 65)
+    by_widget: dict[tuple[Path, str], list[str]] = {}
     for page, spec in roles:
+        by_widget.setdefault((page, spec.split()[0]), []).append(spec)
+    checked = 0
+    prepared: dict[tuple[str, str], dict] = {}
+    for (page, kind), specs in by_widget.items():
         text = page.read_text(encoding="utf-8")
-        kind = spec.split()[0]
         block = re.search(rf"```\{{widget\}} {kind}\n(.*?)```", text, re.S)
-        assert block, f"{page.name}: {spec} has no {kind} widget on its page"
-        html, problems = render_snippet(f"{{data}}`{spec}`\n\n```{{widget}} {kind}\n{block.group(1)}```\n")
+        assert block, f"{page.name}: {specs[0]} has no {kind} widget on its page"
+        quoting = "".join(f"{{data}}`{spec}`\n\n" for spec in specs)
+        html, problems = render_snippet(f"{quoting}```{{widget}} {kind}\n{block.group(1)}```\n")
         assert problems == []
-        quoted = re.search(r'<span class="widget-quote">([^<]+)</span>', html).group(1)
+        quotes = re.findall(r'<span class="widget-quote">([^<]+)</span>', html)
+        assert len(quotes) == len(specs), (page.name, kind)
         data = json.loads(re.search(r'class="widget-data">(.*?)</script>', html, re.S).group(1))
-        if "quotes" in data:  # a widget that names its numbers (qkv-explained): the role shows exactly that entry
-            assert quoted == data["quotes"][" ".join(spec.split()[1:])], spec
-            continue
-        widget = all_widgets()[kind]
-        named = widget.quote is quote_named or (widget.quote is not None and not re.fullmatch(r"[\d.]+%?", quoted))
-        if named:  # named numbers the page does not embed (module 04's MLP, module 05's head search)
+        for spec, quoted in zip(specs, quotes):
+            check_quote(kind, block.group(1), spec, quoted, data, prepared)
+            checked += 1
+    assert checked == len(roles)
+
+
+def check_quote(kind: str, block: str, spec: str, quoted: str, data: dict, prepared: dict) -> None:
+    """One role's quoted text against the widget's own numbers."""
+    if "quotes" in data:  # a widget that names its numbers (qkv-explained): the role shows exactly that entry
+        assert quoted == data["quotes"][" ".join(spec.split()[1:])], spec
+        return
+    widget = all_widgets()[kind]
+    named = widget.quote is quote_named or (widget.quote is not None and not re.fullmatch(r"[\d.]+%?", quoted))
+    if named:  # named numbers the page does not embed (module 04's MLP, module 05's head search)
+        if (kind, block) not in prepared:
             found: list[str] = []
             build = BuildOptions(root=ROOT, content_dir=CONTENT, cache_dir=TEST_CACHE)
-            course = load_course(CONTENT, ROOT)
-            block_data = prepare_widget(
-                kind,
-                block.group(1),
-                lambda message, line, found=found: found.append(message),
-                1,
-                build=build,
-                course=course,
+            prepared[kind, block] = prepare_widget(
+                kind, block, lambda message, line: found.append(message), 1, build=build, course=course_of_content()
             ).data
-            selectors = spec.split()[1:]
-            assert found == [] and quoted == widget.quote(block_data, selectors[:-1], selectors[-1]), spec
-            continue
-        match = re.fullmatch(r"(\d+(?:\.\d)?)%?", quoted)  # sizes (576) have no %; one decimal: the step calculator
-        assert match, (spec, quoted)
-        shown = match.group(1)
-        if kind == "multi-head":
-            head, pair = int(spec.split()[1][1:]), spec.split()[2]
-            ex = get_example("multi-head")
-            mask = causal_mask(ex.length) if ex.causal else None
-            _, weights = multi_head_attention(ex.X, ex.W_Q, ex.W_K, ex.W_V, ex.W_O, ex.num_heads, mask=mask)
-            query, key = (ex.tokens.index(w) for w in pair.split("→"))
-            assert int(shown) == percent_row(list(weights[head][query]))[key], spec
+            assert found == [], (kind, found)
+        selectors = spec.split()[1:]
+        assert quoted == widget.quote(prepared[kind, block], selectors[:-1], selectors[-1]), spec
+        return
+    match = re.fullmatch(r"(\d+(?:\.\d)?)%?", quoted)  # sizes (576) have no %; one decimal: the step calculator
+    assert match, (spec, quoted)
+    shown = match.group(1)
+    if kind == "multi-head":
+        head, pair = int(spec.split()[1][1:]), spec.split()[2]
+        ex = get_example("multi-head")
+        mask = causal_mask(ex.length) if ex.causal else None
+        _, weights = multi_head_attention(ex.X, ex.W_Q, ex.W_K, ex.W_V, ex.W_O, ex.num_heads, mask=mask)
+        query, key = (ex.tokens.index(w) for w in pair.split("→"))
+        assert int(shown) == percent_row(list(weights[head][query]))[key], spec
+
+
+@functools.cache
+def course_of_content():
+    return load_course(CONTENT, ROOT)
 
 
 def test_the_multi_head_prose_describes_the_widget_as_it_is() -> None:

@@ -227,7 +227,8 @@ def test_in_a_narrow_window_the_page_keeps_its_width_and_column_heads_stand_on_e
         driver.set_window_size(1280, 900)
 
 
-# Scrolls up 300 px at a time; after each step, how far the block in view moved beyond the 300 px (a jump).
+# Scrolls up 300 px at a time; after each step, how far the block in view moved beyond the 300 px (a jump), as the
+# reader would see it painted.
 SCROLL_UP = """
 const done = arguments[arguments.length - 1];
 const inView = () => {
@@ -241,10 +242,11 @@ const step = (n) => {
   const el = inView();
   const before = el && el.getBoundingClientRect().top;
   window.scrollBy(0, -300);
-  setTimeout(() => {
+  // measured as the next frame is painted (two frames on: a ResizeObserver runs after a frame's animation callbacks)
+  setTimeout(() => requestAnimationFrame(() => requestAnimationFrame(() => {
     if (el && el.isConnected) jumps.push(Math.round(el.getBoundingClientRect().top - before - 300));
     step(n - 1);
-  }, 400);
+  })), 400);
 };
 step(12);
 """

@@ -2,8 +2,9 @@
 // text in view where it is when something above it changes height (CSS `overflow-anchor`); in WebKit a widget
 // mounting over its static fallback, a figure arriving or a cell's editor replacing its listing above the viewport
 // pushed the text being read down by as much as 3,500 px. This does what the CSS Scroll Anchoring spec does, for the
-// article's blocks: it remembers the first block whose top is in view (the anchor) and where it was; when any block
-// or the page changes size, a ResizeObserver (called after layout, before paint) scrolls by how far the anchor moved.
+// article's blocks: it remembers the first block whose top is in view (the anchor) and where it was in the page; when
+// any block or the page changes size (a ResizeObserver: after layout, before paint), or at the next scroll event,
+// it scrolls by how far the anchor moved.
 const native = typeof CSS !== "undefined" && CSS.supports && CSS.supports("overflow-anchor", "auto");
 
 const BLOCKS = ".article .page-section > *, .article > :not(.page-section)";
@@ -23,20 +24,24 @@ function pickAnchor(blocks) {
 export function initScrollAnchoring(doc) {
   if (native || !("ResizeObserver" in window)) return;
   const blocks = () => doc.querySelectorAll(BLOCKS);
+  // The anchor's place in the page (not in the view): a scroll leaves it where it is, only a change of layout moves it.
   let anchor = null;
-  let anchorTop = 0;
+  let anchorAt = 0;
+  const placeOf = (el) => el.getBoundingClientRect().top + window.scrollY;
   const remember = () => {
     anchor = window.scrollY > 0 ? pickAnchor(blocks()) : null; // at the very top, nothing above can move the text
-    anchorTop = anchor ? anchor.getBoundingClientRect().top : 0;
+    anchorAt = anchor ? placeOf(anchor) : 0;
   };
-  const restore = () => {
+  // Called after a resize and on every scroll: a layout change can land between a scroll and its scroll event (a
+  // widget mounting in that frame), and the event must not take the moved text as where the reader is.
+  const keep = () => {
     if (anchor && anchor.isConnected) {
-      const moved = anchor.getBoundingClientRect().top - anchorTop;
+      const moved = placeOf(anchor) - anchorAt;
       if (Math.abs(moved) >= 1) window.scrollBy(0, moved);
     }
     remember();
   };
-  const observer = new ResizeObserver(restore);
+  const observer = new ResizeObserver(keep);
   observer.observe(doc.body);
   for (const el of blocks()) observer.observe(el);
   // blocks added later to the article or a section (a widget's own content stays inside its block, observed)
@@ -44,7 +49,7 @@ export function initScrollAnchoring(doc) {
     for (const rec of records) for (const node of rec.addedNodes) if (node.nodeType === 1) observer.observe(node);
   });
   for (const parent of doc.querySelectorAll(".article, .article .page-section")) added.observe(parent, { childList: true });
-  window.addEventListener("scroll", remember, { passive: true });
-  window.addEventListener("load", remember);
+  window.addEventListener("scroll", keep, { passive: true });
+  window.addEventListener("load", keep);
   remember();
 }

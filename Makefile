@@ -40,9 +40,10 @@ test: setup browser
 	exit $$status
 
 # The engine's tests and the course's unit tests: no browser, no build of the real course (-m "not shared_build":
-# what reads the run's shared builds), well under a minute once the caches are warm.
+# what reads the run's shared builds), none that takes seconds (-m "not slow": a whole build, a Python or Pyodide
+# process, SmolLM2 loaded; tests/conftest.py) — under a minute once the caches are warm. `make test` runs them all.
 test-fast: setup
-	$(VPY) -m pytest -n $(JOBS) --dist load -q -m "not e2e and not shared_build" tests/engine tests/course
+	$(VPY) -m pytest -n $(JOBS) --dist load -q -m "not e2e and not shared_build and not slow" tests/engine tests/course
 
 # Every page at 1280 and 390 px, light and dark, whole, into test-artifacts/ (for people to look at).
 screenshots: setup browser

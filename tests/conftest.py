@@ -297,6 +297,11 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "shared_build: reads a build the run shares (added to every test that uses one; not in test-fast)"
     )
+    config.addinivalue_line(
+        "markers",
+        "slow: seconds each — a whole build, a Python or Pyodide process, or SmolLM2 loaded (added to every test that"
+        " uses the model); in make test, not in test-fast",
+    )
     config._shared_builds = SharedBuilds(config)  # type: ignore[attr-defined]
 
 
@@ -306,12 +311,19 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         builds.close()
 
 
+# The course's fixtures that load or read the 93 MB model (tests/course/conftest.py): seconds per test process.
+MODEL_FIXTURES = {"smollm2", "smollm2_metadata"}
+
+
 @pytest.hookimpl(tryfirst=True)  # before `-m` deselects: `-m "not shared_build"` sees the mark
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Every test that reads a shared build is marked `shared_build`."""
+    """Every test that reads a shared build is marked `shared_build`; every test that loads SmolLM2, `slow`."""
     for item in items:
-        if set(getattr(item, "fixturenames", ())) & set(SHARED_BUILDS):
+        uses = set(getattr(item, "fixturenames", ()))
+        if uses & set(SHARED_BUILDS):
             item.add_marker(pytest.mark.shared_build)
+        if uses & MODEL_FIXTURES:
+            item.add_marker(pytest.mark.slow)
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

@@ -124,6 +124,7 @@ def _compute_once_in_a_child(machine: str, log: str, queue) -> None:
     queue.put(cached_result(BuildOptions(cache_dir=None), compute, "test-kind", "same input"))
 
 
+@pytest.mark.slow
 def test_builds_started_together_compute_each_model_result_once(tmp_path: Path) -> None:
     """Two test workers on a cold machine ask for the same result at once: one computes it, the other waits for it
     (attention_course/smollm2/store.py); both get the same value."""

@@ -13,6 +13,7 @@ import re
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from builder import cells
 from builder.bundle import browser_data_prefix
@@ -93,6 +94,7 @@ def count_executions(monkeypatch) -> list:
     return calls
 
 
+@pytest.mark.slow
 def test_outputs_are_cached_by_content_and_earlier_cells(tmp_path, monkeypatch) -> None:
     calls = count_executions(monkeypatch)
     html, problems, facts = render_page(PAGE.format(marker="第一次"), tmp_path)
@@ -119,6 +121,7 @@ def test_cache_keys_chain_over_earlier_cells() -> None:
     assert cells.cache_keys([cell("a", "x = 1\n")], env) == [a]
 
 
+@pytest.mark.slow
 def test_failures_are_not_cached(tmp_path, monkeypatch) -> None:
     calls = count_executions(monkeypatch)
     body = "```{code-cell} python\n:id: bad\nraise RuntimeError('x')\n```\n"
@@ -128,6 +131,7 @@ def test_failures_are_not_cached(tmp_path, monkeypatch) -> None:
     assert len(calls) == 2  # executed again: the failure was not cached
 
 
+@pytest.mark.slow
 def test_a_runaway_cell_is_stopped_with_a_clear_error(monkeypatch) -> None:
     monkeypatch.setattr(cells.executor, "CELL_TIMEOUT_S", 1.0)
     _, problems, _ = render_page("```{code-cell} python\n:id: spin\nwhile True:\n    pass\n```\n", None)
@@ -136,6 +140,7 @@ def test_a_runaway_cell_is_stopped_with_a_clear_error(monkeypatch) -> None:
     ]
 
 
+@pytest.mark.slow
 def test_a_crashing_process_is_reported() -> None:
     _, problems, _ = render_page("```{code-cell} python\n:id: die\nimport os\nos._exit(3)\n```\n", None)
     assert len(problems) == 1
@@ -146,6 +151,7 @@ def test_a_crashing_process_is_reported() -> None:
     ]
 
 
+@pytest.mark.slow
 def test_user_output_written_to_the_real_stdout_cannot_break_the_protocol() -> None:
     html, problems, _ = render_page("```{code-cell} python\nimport os\nos.write(1, b'{not json\\n')\n'ok'\n```\n", None)
     assert problems == [] and "<span class=\"cell-result\">'ok'</span>" in html
@@ -234,6 +240,7 @@ def test_completions_list_numpy_members_with_signatures_and_docs(tmp_path) -> No
     assert completions_script([package], tmp_path).decode("utf-8") == script
 
 
+@pytest.mark.slow
 def test_a_huge_build_time_error_message_is_capped_like_the_output() -> None:
     body = (
         "```{code-cell} python\n:id: huge\n:expect-error:\n"

@@ -68,6 +68,7 @@ def line_of(text: str, needle: str, after: str = "") -> int:
     return lines.index(needle, start) + 1
 
 
+@pytest.mark.slow
 def test_a_starter_that_passes_every_check_is_rejected_at_its_first_line(make_content, tmp_path):
     text = page_with(exercise(starter=SOLUTION))
     problems = problems_of(make_content, text, tmp_path)
@@ -79,6 +80,7 @@ def test_a_starter_that_passes_every_check_is_rejected_at_its_first_line(make_co
     ]
 
 
+@pytest.mark.slow
 def test_a_reference_that_fails_a_hidden_check_is_rejected_at_that_check(make_content, tmp_path):
     naive = SOLUTION.replace("    top = max(scores)\n", "").replace("s - top", "s")
     text = page_with(exercise(solution=naive))
@@ -91,6 +93,7 @@ def test_a_reference_that_fails_a_hidden_check_is_rejected_at_that_check(make_co
     )
 
 
+@pytest.mark.slow
 def test_a_reference_that_raises_and_one_that_gives_wrong_numbers_name_their_lines(make_content, tmp_path):
     raising = "def softmax(scores):\n    x = 1\n    raise ValueError('没写完')\n"
     wrong = "def softmax(scores):\n    return [0.5 for s in scores]\n"
@@ -150,6 +153,7 @@ def test_malformed_blocks_are_errors_at_their_lines(make_content, tmp_path):
     assert all(p.endswith("[exercise]") for p in problems)
 
 
+@pytest.mark.slow
 def test_a_good_exercise_builds_into_the_page_with_its_hidden_checks_out_of_sight(make_content, tmp_path):
     make_content("ex.md", page_with(exercise()))
     build(make_content.dir, tmp_path / "site", cache_dir=tmp_path / "cache")

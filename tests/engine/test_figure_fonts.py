@@ -65,6 +65,7 @@ def _figures(site: Path) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in sorted(site.rglob("*.png"))}
 
 
+@pytest.mark.slow
 def test_a_machine_without_cjk_fonts_stores_the_same_figure_bytes(make_content, tmp_path) -> None:
     make_content("plot.md", PAGE)
     env = _no_fonts_env(tmp_path / "bare")

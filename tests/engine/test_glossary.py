@@ -92,12 +92,13 @@ def test_search_expands_a_query_with_its_synonyms(make_content, tmp_path: Path) 
         assert {"遮罩一节", "英文一节"} <= set(headings) and "别的" not in headings
 
 
-def test_the_course_uses_the_glossarys_words(tmp_path: Path) -> None:
+def test_the_course_uses_the_glossarys_words() -> None:
     """Issue 32 point 14: every page of content/ through the real parser with the course's glossary gives no
     synonym warning (the build only warns; this makes the chosen words binding). Widgets, code cells and their
     {data} quotes are blanked first (same line count): the glossary looks at prose, and they would need the model."""
     import re
 
+    from tests.conftest import TEST_CACHE
     from tests.plugin_harness import render_page
 
     blank = re.compile(r"^```\{(?:widget|code-cell)\}.*?^```[ \t]*$", re.S | re.M)
@@ -106,6 +107,6 @@ def test_the_course_uses_the_glossarys_words(tmp_path: Path) -> None:
         _, _, body = path.read_text(encoding="utf-8").split("---\n", 2)
         body = blank.sub(lambda m: "\n" * m.group(0).count("\n"), body)
         body = re.sub(r"\{data\}`[^`]*`", "几", body)
-        _, problems, _ = render_page(body, rel=f"content/{path.name}", cache_dir=tmp_path / "cache")
+        _, problems, _ = render_page(body, rel=f"content/{path.name}", cache_dir=TEST_CACHE)  # formulas typeset once
         warnings += [p for p in problems if "[glossary]" in p]
     assert warnings == []

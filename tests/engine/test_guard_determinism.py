@@ -45,6 +45,7 @@ def build_with_threads(content: Path, out: Path, cache_dir: Path, threads: int) 
     assert run.returncode == 0, run.stderr
 
 
+@pytest.mark.slow
 def test_cold_and_warm_cache_on_one_and_two_blas_threads_give_the_same_bytes(tmp_path):
     content = write_course(tmp_path / "content")
     sites = {}
@@ -94,6 +95,7 @@ def forget_this_process() -> None:
     typeset._memo.clear()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how", ["moved", "copied"])
 def test_a_moved_or_copied_project_reuses_its_cache(tmp_path, counters, how):
     forget_this_process()

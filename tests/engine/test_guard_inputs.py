@@ -340,6 +340,7 @@ def test_a_content_folder_that_is_not_there_says_so(tmp_path):
     ]
 
 
+@pytest.mark.slow
 def test_a_cell_that_ends_the_interpreter_is_one_line(content, tmp_path):
     page = write(
         content, "page.md", front("正文\n\n```{code-cell} python\n:id: bye\nprint(1)\nimport os\nos._exit(1)\n```\n")
@@ -412,6 +413,7 @@ def test_a_dying_runtime_is_diagnosed_in_one_line_without_its_stack(stderr, retu
     )
 
 
+@pytest.mark.slow
 def test_a_cell_that_kills_the_runtime_is_one_line_not_a_traceback(content, tmp_path):
     if executor.shutil.which("node") is None:
         pytest.skip("the build runs cells in Pyodide only with Node")

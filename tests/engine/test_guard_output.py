@@ -133,6 +133,7 @@ def test_a_regular_file_is_refused_and_left_alone(content, tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["content", "notes.txt"], "no .old-PID left behind"
 
 
+@pytest.mark.slow
 def test_every_output_is_marked_and_a_marked_or_empty_folder_is_replaced(content, tmp_path):
     empty = tmp_path / "empty"
     empty.mkdir()
@@ -186,6 +187,7 @@ def test_a_previous_site_stranded_by_a_crash_is_put_back(content, tmp_path):
     assert (out / "page.html").is_file() and not stranded.exists()
 
 
+@pytest.mark.slow
 def test_zip_replaces_only_its_own_package(content, tmp_path):
     out, dist = tmp_path / "site", tmp_path / "dist"
     for _ in range(2):  # the second replaces the first: a build wrote it

@@ -108,6 +108,7 @@ def typeset() -> dict[tuple[str, bool], str]:
     return {f: html for f, (html, _) in zip(formulas, out) if html is not None}
 
 
+@pytest.mark.slow
 def test_compact_html_builds_the_same_elements_as_katex_output(typeset):
     assert len(typeset) > 40
     for formula, html in typeset.items():

@@ -48,6 +48,7 @@ def course_formulas() -> set[tuple[str, bool]]:
     return formulas
 
 
+@pytest.mark.slow
 def test_v8_engine_is_byte_identical_to_pykatex_on_course_and_synthetic_formulas():
     formulas = sorted(course_formulas() | set(SYNTHETIC))
     assert len(formulas) > 40  # the course alone has dozens; an empty corpus would prove nothing

@@ -52,6 +52,7 @@ def minimal_cold(tmp_path_factory) -> tuple[Path, Path]:
     return root / "site", root / "cache"
 
 
+@pytest.mark.slow
 def test_the_minimal_course_builds_with_no_model_and_no_corpus(minimal_cold):
     site, _ = minimal_cold
     page = (site / "softmax.html").read_text(encoding="utf-8")

@@ -126,6 +126,7 @@ def test_the_summary_gives_each_stage_its_own_seconds_in_the_order_they_ran(repo
     assert out.getvalue() == "", "stages print nothing while they run"
 
 
+@pytest.mark.slow
 def test_a_build_off_a_terminal_shows_its_steps_and_where_the_time_went_and_writes_the_same_site(tmp_path) -> None:
     """`build.py` on examples/minimal with stderr a pipe (CI's log): plain lines, the stage summary, and the very
     bytes a build without progress writes."""

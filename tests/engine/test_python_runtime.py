@@ -85,6 +85,7 @@ def test_a_changed_or_missing_pyodide_file_is_refused_with_the_fix(tmp_path, pac
         python_runtime(cache_dir=tmp_path / "cache", root=ROOT, pyodide_dir=dist)
 
 
+@pytest.mark.slow
 @needs_node
 def test_the_runtime_lists_its_packages_and_ships_bytecode(runtime, package) -> None:
     lock = runtime.lock
@@ -220,6 +221,7 @@ def test_matplotlib_ships_without_what_cells_never_need_and_lists_only_its_fonts
     assert fontlist["afmlist"] == []
 
 
+@pytest.mark.slow
 def test_the_cjk_font_comes_from_the_pinned_package_cut_to_the_common_hanzi(tmp_path) -> None:
     """The same bytes on every machine, whatever fonts it has installed (a fresh machine has no CJK font)."""
     from fontTools.ttLib import TTFont
@@ -240,6 +242,7 @@ def run(cells: list[tuple[str, bool]], runtime, timeout: float | None = None) ->
     return cell_executor.run_cells_in_pyodide(request, runtime, timeout=timeout)
 
 
+@pytest.mark.slow
 @needs_node
 def test_cells_in_pyodide_share_a_namespace_and_cannot_reach_the_host(runtime) -> None:
     """One page = one interpreter: the probes run in order, each must fail with a clear exception."""
@@ -278,6 +281,7 @@ def test_cells_in_pyodide_share_a_namespace_and_cannot_reach_the_host(runtime) -
     assert results[-1]["repr"] == "np.int32(3)" and results[-1]["error"] is None
 
 
+@pytest.mark.slow
 @needs_node
 def test_a_runaway_cell_in_pyodide_is_stopped_and_named(runtime) -> None:
     with pytest.raises(cell_executor.CellRunError) as err:
@@ -285,6 +289,7 @@ def test_a_runaway_cell_in_pyodide_is_stopped_and_named(runtime) -> None:
     assert err.value.args == (1, "did not finish within 2 s (infinite loop?); the build stopped it")
 
 
+@pytest.mark.slow
 @needs_node
 def test_plot_docstrings_point_to_setp_instead_of_the_property_tables(runtime) -> None:
     """cell_runtime.prepare_matplotlib leaves the property tables out of plot()'s & co. docstrings (building them
@@ -300,6 +305,7 @@ def test_plot_docstrings_point_to_setp_instead_of_the_property_tables(runtime) -
     assert out.startswith("1 False\n") and "linestyle: {'-', '--', '-.', ':', ''" in out, out
 
 
+@pytest.mark.slow
 @needs_node
 def test_figures_drawn_at_build_time_are_deterministic_pngs_with_chinese(runtime) -> None:
     code = (

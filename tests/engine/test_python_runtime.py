@@ -352,3 +352,29 @@ def test_every_build_of_a_page_writes_its_figures_even_when_the_outputs_come_fro
         assert "data" not in chunk and chunk["src"] in context.facts.files  # the page shows the file, not base64
     assert executed == [1]  # the second build's outputs came from the cache …
     assert files[0] == files[1] and list(files[0].values()) == [png]  # … and it still wrote the figure
+
+
+@pytest.mark.slow
+@needs_node
+def test_stoppable_loops_call_out_every_thousand_rounds_in_the_readers_code_only(runtime) -> None:
+    """WebKit ends a stopped worker only when its code calls out of WebAssembly: once stoppable loops are on
+    (runtime.js: in WebKit), the reader's loops — at the top level, in the functions they define — call the
+    JavaScript tick every LOOP_TICK_EVERY rounds; code compiled elsewhere does not. (tests/engines checks that no
+    browser thread goes on running a stopped loop.)"""
+    probe = """
+import cell_runtime
+ticks = []
+source = "def f():\\n    for _ in range(2500):\\n        pass\\nf()\\nn = 0\\nwhile n < 1000:\\n    n += 1\\n"
+exec(cell_runtime.make_stoppable(compile(source, "<cell-x>", "exec")), {})
+before = len(ticks)
+cell_runtime.enable_stoppable_loops()
+tick = cell_runtime._loop_tick
+cell_runtime._loop_tick = lambda: ticks.append(tick())  # the real call out, counted
+exec(cell_runtime.make_stoppable(compile(source, "<cell-x>", "exec")), {})
+mine = len(ticks)
+exec(compile("for _ in range(5000):\\n    pass\\n", "<library>", "exec"), {})
+print(before, mine, len(ticks), all(t > 1e12 for t in ticks))  # milliseconds since 1970, from JavaScript
+"""
+    (result,) = run([(probe, False)], runtime)
+    assert result["error"] is None, result["error"]
+    assert result["chunks"] == [["stdout", "0 3 3 True\n"]], result  # 3,500 rounds: 3 calls; none elsewhere

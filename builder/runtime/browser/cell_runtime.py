@@ -22,6 +22,7 @@ import os
 import sys
 import time
 import traceback
+import types
 
 # Agg, before any cell imports matplotlib: no GUI, no Pyodide canvas backend (its matplotlibrc names none).
 os.environ.setdefault("MPLBACKEND", "agg")
@@ -57,6 +58,50 @@ def set_post(post) -> None:
 def set_display(callback) -> None:
     global _display
     _display = callback
+
+
+# Where Stop can only end the worker (no interrupt buffer: a page that is not cross-origin isolated), WebKit does not
+# end a worker that is busy in a loop which never calls out of WebAssembly (`while True: pass`): the old worker went
+# on using a core and its memory after each Stop, and each restart took longer (7, 23, 141 s). Once stoppable loops
+# are on (runtime.js turns them on in WebKit only), every loop in the reader's code calls into JavaScript every
+# LOOP_TICK_EVERY rounds, where the engine can end the worker. sys.monitoring events on the reader's code objects
+# only: library code runs as it did; a tight pure-Python loop takes about 2.4× as long.
+LOOP_TICK_EVERY = 1000
+_LOOP_TOOL = 4  # a sys.monitoring tool id CPython leaves free (0–2 and 5 are named)
+_loop_tick = None  # a JavaScript function, once enable_stoppable_loops() ran
+_loop_rounds = 0
+
+
+def _on_jump(code, offset, destination):
+    global _loop_rounds
+    if destination < offset:  # the jump back to a loop's head
+        _loop_rounds += 1
+        if _loop_rounds >= LOOP_TICK_EVERY:
+            _loop_rounds = 0
+            _loop_tick()
+
+
+def enable_stoppable_loops() -> None:
+    """In the worker, when Stop ends workers: from now on, make_stoppable() marks the code it is given."""
+    global _loop_tick
+    import js  # Pyodide's bridge: a call through it leaves WebAssembly
+
+    _loop_tick = js.Date.now
+    sys.monitoring.use_tool_id(_LOOP_TOOL, "course-stoppable-loops")
+    sys.monitoring.register_callback(_LOOP_TOOL, sys.monitoring.events.JUMP, _on_jump)
+
+
+def make_stoppable(code: types.CodeType) -> types.CodeType:
+    """`code`, with its loops and those of every function or class it defines calling out now and then (when
+    enabled); the code object itself is unchanged."""
+    if _loop_tick is None:
+        return code
+    pending = [code]
+    while pending:
+        each = pending.pop()
+        sys.monitoring.set_local_events(_LOOP_TOOL, each, sys.monitoring.events.JUMP)
+        pending.extend(c for c in each.co_consts if isinstance(c, types.CodeType))
+    return code
 
 
 def display(kind: str, data, meta: dict | None = None) -> None:
@@ -328,8 +373,8 @@ def execute_notebook_cell(code: str, filename: str, ns: dict, max_repr: int) -> 
     if tree.body and isinstance(tree.body[-1], ast.Expr) and not code.rstrip().endswith(";"):
         last = ast.Expression(tree.body.pop().value)  # Jupyter-style: show a trailing expression's repr
     try:
-        exec(compile(tree, filename, "exec"), ns)
-        value = None if last is None else eval(compile(last, filename, "eval"), ns)
+        exec(make_stoppable(compile(tree, filename, "exec")), ns)
+        value = None if last is None else eval(make_stoppable(compile(last, filename, "eval")), ns)
     finally:
         emit_figures()  # a figure left open at the end of the cell is shown (also when the cell raised)
     if value is None or ("matplotlib" in sys.modules and _is_matplotlib_value(value)):

@@ -29,6 +29,12 @@ CHECK_PREFIX = "check_"
 MAX_NOTE = 160
 
 
+def stoppable(code):
+    """The learner's and the checks' code objects pass through here: in the browser's worker, where Stop ends the
+    worker, it is cell_runtime.make_stoppable (so their loops can be ended there too); elsewhere, as they are."""
+    return code
+
+
 class CheckFailed(AssertionError):
     """A check's verdict, said for a learner (raised by the expect_… helpers)."""
 
@@ -229,7 +235,7 @@ def _run_checks(part: str, source: str, learner: dict, code_file: str) -> tuple[
     space.setdefault("np", _np())
     before = set(space)
     try:
-        exec(compile(source, filename, "exec"), space)
+        exec(stoppable(compile(source, filename, "exec")), space)
     except KeyboardInterrupt:
         raise
     except BaseException as exc:  # noqa: BLE001 - the checks' own top level failed
@@ -287,7 +293,7 @@ def check(payload: str) -> Verdict:
     learner = {"__name__": "__main__", "__builtins__": builtins, "__doc__": None}
     verdict = Verdict(ok=False, error=None, checks=[], passed=0, total=0)
     try:
-        exec(compile(code, code_file, "exec"), learner)
+        exec(stoppable(compile(code, code_file, "exec")), learner)
     except KeyboardInterrupt:
         raise
     except BaseException as exc:  # noqa: BLE001 - the learner's code may raise anything, SystemExit included

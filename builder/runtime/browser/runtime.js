@@ -28,6 +28,13 @@ const STOP_GRACE_MS = 400; // with an interrupt buffer: how long a run may take 
 const SCRIPTS = ["pyodide.js", "pyodide.asm.js"];
 const WRAPPERS_IN_FLIGHT = 4; // file:// wrapper scripts loading at once
 
+// WebKit (Safari, every browser on iOS) does not end a worker busy in a WebAssembly loop that never calls out
+// (worker.terminate() after 停止 left it running); there the worker makes the reader's loops call out now and then
+// (cell_runtime.py, enable_stoppable_loops), which costs a tight pure-Python loop about 2.4× its time. No feature test
+// can tell an engine that ends such workers from one that does not: the engine's name in the user agent can.
+const ENDS_BUSY_WORKERS = typeof navigator === "undefined" || !/AppleWebKit/.test(navigator.userAgent)
+  || /Chrome\/|Chromium\/|Edg\//.test(navigator.userAgent);
+
 const python = () => ((self.Course = self.Course || {}).python = self.Course.python || {});
 
 function loadScript(url) {
@@ -276,6 +283,7 @@ class PythonRuntime extends EventTarget {
       preload: index.preload,
       scripts,
       interruptBuffer: slot.interrupt ? slot.interrupt.buffer : null,
+      stoppableLoops: !slot.interrupt && !ENDS_BUSY_WORKERS,
     });
     return slot;
   }

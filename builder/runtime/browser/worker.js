@@ -15,7 +15,7 @@
 // Python included, can reach the network. pyodide.js and pyodide.asm.js come as blob: URLs the page made (a
 // file:// worker in WebKit may not load blob: URLs it made itself).
 //
-//   init  {base, mode, assets, chunkBytes, scripts, preload, interruptBuffer}  →  progress…, ready | init-error
+//   init  {base, mode, assets, chunkBytes, scripts, preload, interruptBuffer, stoppableLoops}  →  progress…, ready | init-error
 //   run   {id, code, filename}  →  stream…, display…, packages…, result
 //   reset {id}                  →  reset-done
 import CELL_RUNTIME_PY from "./cell_runtime.py";
@@ -199,6 +199,11 @@ async function init(msg) {
   pyodide.FS.writeFile(`${CELL_DIR}/exercise_runtime.py`, EXERCISE_RUNTIME_PY); // the exercises' checker
   pyodide.runPython(`import sys\nsys.path.insert(0, ${JSON.stringify(CELL_DIR)})`);
   runner = pyodide.pyimport("cell_runtime");
+  // Stop ends the worker where there is no interrupt buffer; WebKit can end it only when its loops call out
+  if (msg.stoppableLoops) {
+    pyodide.runPython("import cell_runtime, exercise_runtime\ncell_runtime.enable_stoppable_loops()\n"
+      + "exercise_runtime.stoppable = cell_runtime.make_stoppable");
+  }
   runner.set_post((stream, text) => post({ type: "stream", id: currentRun, stream, text }));
   // Rich output: a figure's PNG bytes or a widget's JSON text, never HTML (see cells/output.js).
   runner.set_display((kind, data, meta) => {

@@ -9,21 +9,35 @@ const native = typeof CSS !== "undefined" && CSS.supports && CSS.supports("overf
 
 const BLOCKS = ".article .page-section > *, .article > :not(.page-section)";
 
-/** The first block whose top edge is in view, or the one that spans the top of the view. */
+/** The first block whose top edge is in view, or the one that spans the top of the view. `blocks` are in the
+ *  page's order, so their bottoms only grow: a binary search finds the first below the view's top (a scroll
+ *  event must not measure the hundreds of blocks above it). */
 function pickAnchor(blocks) {
+  let lo = 0;
+  let hi = blocks.length;
+  while (lo < hi) {
+    // a block that is not laid out (display: none) has no place: the next one that is stands for it
+    let at = (lo + hi) >> 1;
+    let r = blocks[at].getBoundingClientRect();
+    while (!r.width && !r.height && at + 1 < hi) r = blocks[++at].getBoundingClientRect();
+    if (!r.width && !r.height) hi = (lo + hi) >> 1; // none laid out from there to hi
+    else if (r.bottom > 0) hi = at;
+    else lo = at + 1;
+  }
   let spanning = null;
-  for (const el of blocks) {
-    const r = el.getBoundingClientRect();
+  for (let i = lo; i < blocks.length; i++) {
+    const r = blocks[i].getBoundingClientRect();
     if (r.height === 0) continue;
-    if (r.top >= 0) return el;
-    if (r.bottom > 0 && !spanning) spanning = el;
+    if (r.top >= 0) return blocks[i];
+    if (!spanning) spanning = blocks[i];
   }
   return spanning;
 }
 
 export function initScrollAnchoring(doc) {
   if (native || !("ResizeObserver" in window)) return;
-  const blocks = () => doc.querySelectorAll(BLOCKS);
+  let found = [...doc.querySelectorAll(BLOCKS)];
+  const blocks = () => found;
   // The anchor's place in the page (not in the view): a scroll leaves it where it is, only a change of layout moves it.
   let anchor = null;
   let anchorAt = 0;
@@ -47,6 +61,7 @@ export function initScrollAnchoring(doc) {
   // blocks added later to the article or a section (a widget's own content stays inside its block, observed)
   const added = new MutationObserver((records) => {
     for (const rec of records) for (const node of rec.addedNodes) if (node.nodeType === 1) observer.observe(node);
+    found = [...doc.querySelectorAll(BLOCKS)];
   });
   for (const parent of doc.querySelectorAll(".article, .article .page-section")) added.observe(parent, { childList: true });
   window.addEventListener("scroll", keep, { passive: true });

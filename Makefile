@@ -4,7 +4,9 @@
 PYTHON ?= python3
 VENV   := .venv
 VPY    := $(VENV)/bin/python
-JOBS   ?= 2
+# Three test processes on two cores: the browser tests spend much of their time waiting on a page, a Python start
+# or a shared build, and a third process fills that time.
+JOBS   ?= 3
 # The build's and the tests' matrices are small (a 135M-parameter model, one sentence at a time): OpenBLAS's
 # threads cost more than they save there (a 12-token forward pass: 0.1 s on one thread, 0.5–5 s with threads).
 export OPENBLAS_NUM_THREADS ?= 1
@@ -30,13 +32,15 @@ browser: setup
 	@echo "browser: $$(cat $(VENV)/.browser)"
 
 # Everything: every test (engine, course, browser; the real course is built once for the run, in the background,
-# while the first tests run: tests/conftest.py), then the lint. Both run; either failing fails `make test`.
+# while the first tests run: tests/conftest.py), and the lint beside them (its report is printed after the tests').
+# Both run; either failing fails `make test`.
 # --dist load: test by test to whichever worker is free (xdist_group marks are ignored with pytest 9.2 + xdist 3.8).
 # --max-worker-restart=0: a crashed test process fails the run at once instead of hanging the scheduler.
 test: setup browser
-	@status=0; \
+	@status=0; lint_log=$$(mktemp); \
+	( $(LINT) > $$lint_log 2>&1 ) & lint=$$!; \
 	CHROMIUM_PATH="$$(cat $(VENV)/.browser)" $(VPY) -m pytest -n $(JOBS) --dist load --max-worker-restart=0 -q || status=1; \
-	$(LINT) || status=1; \
+	wait $$lint || status=1; cat $$lint_log; rm -f $$lint_log; \
 	exit $$status
 
 # The engine's tests and the course's unit tests: no browser, no build of the real course (-m "not shared_build":

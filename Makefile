@@ -7,6 +7,7 @@ VPY    := $(VENV)/bin/python
 # Three test processes on two cores: the browser tests spend much of their time waiting on a page, a Python start
 # or a shared build, and a third process fills that time.
 JOBS   ?= 3
+FAST_JOBS ?= 2  # test-fast has no browser and nothing to wait on: one process per core
 # The build's and the tests' matrices are small (a 135M-parameter model, one sentence at a time): OpenBLAS's
 # threads cost more than they save there (a 12-token forward pass: 0.1 s on one thread, 0.5–5 s with threads).
 export OPENBLAS_NUM_THREADS ?= 1
@@ -47,7 +48,7 @@ test: setup browser
 # what reads the run's shared builds), none that takes seconds (-m "not slow": a whole build, a Python or Pyodide
 # process, SmolLM2 loaded; tests/conftest.py) — under a minute once the caches are warm. `make test` runs them all.
 test-fast: setup
-	$(VPY) -m pytest -n $(JOBS) --dist load -q -m "not e2e and not shared_build and not slow" tests/engine tests/course
+	$(VPY) -m pytest -n $(FAST_JOBS) --dist load -q -m "not e2e and not shared_build and not slow" tests/engine tests/course
 
 # Every page at 1280 and 390 px, light and dark, whole, into test-artifacts/ (for people to look at).
 screenshots: setup browser

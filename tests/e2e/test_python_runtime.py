@@ -305,6 +305,9 @@ def test_warm_reload(session):
 
 
 def test_zz_only_local_requests(session):
+    """Every request the session made stayed in the harness, and Python came as wrapper scripts. Python is started
+    here too: the tests before it may have run in another test process, with a session of its own."""
+    assert session.js(FIRST_RESULT)["r"]["ok"]
     assert session.requests, "no requests recorded"
     assert not session.external(), session.external()
     # one shipped form for both transports: the wrapper scripts (builder/runtime/wrappers.py)

@@ -135,7 +135,11 @@ class PythonRuntime extends EventTarget {
 
   prefetch() {
     if (this._loading) return;
-    const go = () => { if (!this._loading) this.load().catch((e) => console.warn("Python prefetch:", e)); };
+    // a prefetch never retries a start that failed (a file that failed its check would be fetched again for nothing):
+    // the reader's next 运行 does
+    const go = () => {
+      if (!this._loading && !this._failedStart) this.load().catch((e) => console.warn("Python prefetch:", e));
+    };
     if (typeof requestIdleCallback === "function") requestIdleCallback(go, { timeout: 5000 });
     else setTimeout(go, 1500);
   }
@@ -252,6 +256,7 @@ class PythonRuntime extends EventTarget {
       if (this._token !== token) return;
       this._loading = null;
       this._download = null;
+      this._failedStart = true;
       this._kill(this._slot);
       this._slot = null;
       this._listeners.clear();

@@ -27,7 +27,12 @@ sys.path.insert(0, str(ROOT))
 
 from tests.e2e.conftest import serve  # noqa: E402
 from tests.engines.conftest import _firefox, _webkit  # noqa: E402
-from tests.engines.test_every_engine import RUN_FIRST_CELL, STOP_AND_RECOVER, open_page  # noqa: E402
+from tests.engines.test_every_engine import (  # noqa: E402
+    RUN_FIRST_CELL,
+    START_RUNAWAY,
+    STOP_RUNAWAY_AND_RECOVER,
+    open_page,
+)
 
 
 def measure(engine: str, url: str, stops: int = 1) -> dict:
@@ -44,7 +49,10 @@ def measure(engine: str, url: str, stops: int = 1) -> dict:
             out[visit] = result["ms"]
         # 停止 → the next output, `stops` times in a row on the same page (each Stop starts a new worker where
         # there is no interrupt buffer: a stopped worker that went on running would make each one slower)
-        out["stops"] = [driver.execute_async_script(STOP_AND_RECOVER)["ms"] for _ in range(stops)]
+        out["stops"] = []
+        for _ in range(stops):
+            driver.execute_async_script(START_RUNAWAY)
+            out["stops"].append(driver.execute_async_script(STOP_RUNAWAY_AND_RECOVER)["ms"])
         out["stop_to_output"] = out["stops"][0]
         return out
     finally:

@@ -40,23 +40,7 @@ const run = () => {
 run();
 """
 
-# Through the page's runtime: a runaway loop, 停止, then the next run.
-STOP_AND_RECOVER = """
-const done = arguments[arguments.length - 1];
-(async () => {
-  const rt = Course.python.getRuntime();
-  const runaway = rt.run('while True:\\n    pass', {}).then(() => 'finished', (e) => e.type);
-  await new Promise((r) => setTimeout(r, 500));
-  const t0 = performance.now();
-  await rt.stop();
-  let out = '';
-  const next = await rt.run('print(6 * 7)', {onStdout: (t) => { out += t; }});
-  done({runaway: await runaway, out, ok: next.ok, ms: performance.now() - t0});
-})().catch((e) => done({error: String(e)}));
-"""
-
-
-# The same, in two steps: a runaway loop started (and running), then 停止 and the next run.
+# Through the page's runtime, in two steps: a runaway loop started (and running), then 停止 and the next run.
 START_RUNAWAY = """
 const done = arguments[arguments.length - 1];
 window.__runaway = Course.python.getRuntime().run('while True:\\n    pass', {}).then(() => 'finished', (e) => e.type);

@@ -273,6 +273,10 @@ def _course_content(folder: Path) -> Path:
     return CONTENT
 
 
+def _minimal_content(folder: Path) -> Path:
+    return MINIMAL
+
+
 def _widget_fixtures_of(content_dir: Path) -> Callable[[Path], Path]:
     def content(folder: Path) -> Path:
         from tests.widget_fixtures import fixture_content
@@ -285,6 +289,8 @@ def _widget_fixtures_of(content_dir: Path) -> Callable[[Path], Path]:
 SHARED_BUILDS: dict[str, tuple[Callable[[Path], Path], bool]] = {
     # the real course, with the Python runtime: the course's build tests and every browser test read it
     "course_site": (_course_content, True),
+    # examples/minimal, the engine's second course, with the Python runtime: its page in the browser
+    "minimal_site": (_minimal_content, True),
     # one page per widget folder of each course, its fixture.md (tests/widget_fixtures.py)
     "minimal_widget_site": (_widget_fixtures_of(MINIMAL), False),
     "course_widget_site": (_widget_fixtures_of(CONTENT), False),
@@ -348,6 +354,12 @@ def course_site(request) -> Path:
     """The real course (content/), built with the Python runtime once per test run for every worker: the course's
     build tests and every browser test read it. Read-only."""
     return shared_site(request, "course_site")
+
+
+@pytest.fixture(scope="session")
+def minimal_site(request) -> Path:
+    """examples/minimal built by the engine alone, with the Python runtime, once per test run. Read-only."""
+    return shared_site(request, "minimal_site")
 
 
 @pytest.fixture(scope="session")

@@ -71,5 +71,17 @@ def test_the_minimal_courses_page_works(browser, minimal_base):
         expect(cell.locator('.cell-output[data-origin="browser"]')).to_have_count(1, timeout=RUNTIME_TIMEOUT)
         expect(cell.locator(".cell-status")).to_have_text(re.compile("完成"), timeout=RUNTIME_TIMEOUT)
         assert cell.locator(".cell-log").text_content() == built
+
+        # the exercise's output keeps its own label once the cells' controller is in (its starter printed nothing:
+        # there is no "预先算好的输出", and no stale one when the reader edits it)
+        exercise = page.locator("#exercise-softmax-list")
+        expect(exercise.locator(".cell-output-label")).to_have_text("检查输出")
+        exercise.locator(".cell-editor").click()  # like a reader: the static code asks for the editor
+        expect(exercise.locator(".cm-content")).to_be_focused()
+        page.keyboard.press("ControlOrMeta+End")
+        page.keyboard.type("  # 改一下")
+        expect(exercise.locator(".cell-modified")).to_be_visible()
+        expect(exercise.locator(".cell-output-label")).to_have_text("检查输出")
+        assert exercise.locator(".cell-output[data-stale]").count() == 0
     finally:
         _close_and_check(context, page)

@@ -27,6 +27,7 @@ export class OutputView {
     this.widgets = root.querySelector(".cell-widgets");
     this.buildWidgets = this.widgets ? [...this.widgets.childNodes].map((n) => n.cloneNode(true)) : [];
     this.label = root.querySelector(".cell-output-label");
+    this.buildLabel = this.label.textContent; // "预先算好的输出", or an exercise's "检查输出"
     this.status = root.querySelector(".cell-status");
     this.buildNodes = [...this.log.childNodes].map((n) => n.cloneNode(true));
     this.lines = 0;
@@ -56,8 +57,9 @@ export class OutputView {
   /** The build-time output under code the reader has changed says where it came from (and is dimmed). */
   markSourceChanged(changed) {
     if (this.root.dataset.origin !== "build") return;
-    this.root.toggleAttribute("data-stale", changed);
-    this.label.textContent = changed ? "输出来自原始代码（你的修改尚未运行）" : "预先算好的输出";
+    const stale = changed && (this.buildNodes.length > 0 || this.buildWidgets.length > 0); // nothing shown, nothing stale
+    this.root.toggleAttribute("data-stale", stale);
+    this.label.textContent = stale ? "输出来自原始代码（你的修改尚未运行）" : this.buildLabel;
   }
 
   /** Back to what the page shipped with (after 重置). */
@@ -77,7 +79,7 @@ export class OutputView {
     }
     this.root.dataset.origin = "build";
     if (!this.buildNodes.length) this.root.setAttribute("data-empty", "");
-    this.label.textContent = "预先算好的输出";
+    this.label.textContent = this.buildLabel;
     this.setStatus("");
     this.last = null;
   }

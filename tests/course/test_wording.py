@@ -146,7 +146,7 @@ def test_the_code_scan_sees_what_the_widgets_show() -> None:
     assert any("网页生成时用 NumPy 预先算好" in t for w, t in CODE_TEXTS if "sentences.py" in w)
     next_token = "attention_course/widgets/next_token/"
     assert any(t.startswith("logit 透镜：“") for w, t in CODE_TEXTS if w.startswith(next_token))
-    assert "预先算好的输出" in texts.values()  # theme/js/cells/output.js
+    assert "输出来自原始代码（你的修改尚未运行）" in texts.values()  # theme/js/cells/output.js
     assert any(w.startswith("theme/strings.yml") for w in texts)  # the templates' words
     assert "max(0, h)" not in texts.values()  # no Chinese, not a learner's sentence by this rule: left out
     assert any("（负数被截成 0）" == t for t in texts.values())  # a string inside a template's ${…}

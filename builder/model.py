@@ -192,6 +192,7 @@ class Cell:
     hide: bool = False
     expect_error: bool = False
     readonly: bool = False
+    browser_only: bool = False  # runs only when the reader runs it (a minutes-long training): the build skips it
     output: CellOutput | None = None
 
     @property
@@ -221,6 +222,7 @@ class Exercise:
     hidden: str
     solution: str
     lines: dict[str, int] = field(default_factory=dict)  # part → lines from the fence line to its first code line
+    defines: tuple[str, ...] = ()  # names the learner's passing code hands to the page's cells (`:defines:`)
 
     @property
     def element_id(self) -> str:

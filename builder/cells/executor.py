@@ -10,8 +10,10 @@ User output never reaches that channel.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import importlib.util
+import inspect
 import json
 import os
 import queue
@@ -78,6 +80,7 @@ class _Capture:
 class _Sink:
     def __init__(self) -> None:
         self.chunks: list[list[str]] = []
+        self.updatable: dict[str, int] = {}  # a live display's name → its chunk
         self.lines = 0
         self.chars = 0
         self.truncated = False
@@ -87,9 +90,18 @@ class _Sink:
         if self.truncated:
             return
         payload = base64.b64encode(data).decode("ascii") if isinstance(data, (bytes, bytearray)) else str(data)
-        self.chunks.append(
-            ["display", json.dumps({"kind": kind, "data": payload, "meta": meta}, ensure_ascii=False, sort_keys=True)]
-        )
+        chunk = [
+            "display",
+            json.dumps({"kind": kind, "data": payload, "meta": meta}, ensure_ascii=False, sort_keys=True),
+        ]
+        name = meta.get("update")
+        if name is not None:  # a live display: its last state is what the page keeps, where it was first shown
+            where = self.updatable.get(name)
+            if where is not None:
+                self.chunks[where] = chunk
+                return
+            self.updatable[name] = len(self.chunks)
+        self.chunks.append(chunk)
 
     def write(self, stream: str, s: str) -> None:
         if self.truncated or not s:
@@ -144,33 +156,52 @@ def _browser_executor():
     return module
 
 
-def execute_cell(code: str, filename: str, namespace: dict) -> dict:
-    """Run `code` in `namespace` like a notebook cell: the value of a trailing expression is the result."""
+def execute_cell(code: str, filename: str, namespace: dict):
+    """Run `code` in `namespace` like a notebook cell: the value of a trailing expression is the result. A cell
+    that awaits at its top level gives a coroutine of the same result (`child_main` runs it with asyncio; in
+    Pyodide, pyodide_cells.cjs awaits it on Pyodide's event loop)."""
     sink = _Sink()
     saved = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = _Capture(sink, "stdout"), _Capture(sink, "stderr")  # type: ignore[assignment]
-    result: dict[str, Any] = {"repr": None, "error": None}
     started = time.perf_counter()
     runtime = _browser_executor()
     if hasattr(runtime, "set_display"):
         runtime.set_display(sink.display)
         runtime.begin_run()
     try:
-        result["repr"], repr_cut = runtime.execute_notebook_cell(code, filename, namespace, MAX_REPR_CHARS)
+        shown = runtime.execute_notebook_cell(code, filename, namespace, MAX_REPR_CHARS)
+    except BaseException as exc:  # noqa: BLE001 - user code may raise anything, SystemExit included
+        return _cell_result(sink, saved, started, runtime, filename, error=exc)
+    if inspect.iscoroutine(shown):
+        return _awaiting_cell(shown, sink, saved, started, runtime, filename)
+    return _cell_result(sink, saved, started, runtime, filename, shown=shown)
+
+
+async def _awaiting_cell(shown, sink: _Sink, saved, started: float, runtime, filename: str) -> dict:
+    try:
+        value = await shown
+    except BaseException as exc:  # noqa: BLE001 - user code may raise anything, SystemExit included
+        return _cell_result(sink, saved, started, runtime, filename, error=exc)
+    return _cell_result(sink, saved, started, runtime, filename, shown=value)
+
+
+def _cell_result(sink: _Sink, saved, started: float, runtime, filename: str, *, shown=None, error=None) -> dict:
+    sys.stdout, sys.stderr = saved
+    result: dict[str, Any] = {"repr": None, "error": None}
+    if error is None:
+        result["repr"], repr_cut = shown
         sink.truncated = (
             sink.truncated or repr_cut or (hasattr(runtime, "displays_truncated") and runtime.displays_truncated())
         )
-    except BaseException as exc:  # noqa: BLE001 - user code may raise anything, SystemExit included
-        text, frames = _trimmed_traceback(exc)
+    else:
+        text, frames = _trimmed_traceback(error)
         own = [line for name, line in frames if name == filename]
-        if isinstance(exc, SyntaxError) and exc.filename == filename:
-            line = exc.lineno or 1
+        if isinstance(error, SyntaxError) and error.filename == filename:
+            line = error.lineno or 1
         else:
             line = own[-1] if own else 1  # the innermost statement of *this* cell that was executing
-        message = exc.msg if isinstance(exc, SyntaxError) else str(exc)
-        result["error"] = {"type": type(exc).__name__, "message": message, "traceback": text, "line": line}
-    finally:
-        sys.stdout, sys.stderr = saved
+        message = error.msg if isinstance(error, SyntaxError) else str(error)
+        result["error"] = {"type": type(error).__name__, "message": message, "traceback": text, "line": line}
     result.update(chunks=sink.chunks, truncated=sink.truncated, seconds=round(time.perf_counter() - started, 4))
     return result
 
@@ -188,6 +219,8 @@ def child_main() -> None:
     proto.flush()
     for cell in request["cells"]:
         result = execute_cell(cell["code"], cell["filename"], namespace)
+        if inspect.iscoroutine(result):
+            result = asyncio.run(result)
         proto.write(json.dumps(result, ensure_ascii=False) + "\n")
         proto.flush()
         if result["error"] and not cell.get("expect_error"):

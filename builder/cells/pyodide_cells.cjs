@@ -67,11 +67,16 @@ process.binding = (name) => {
   if (errors.length) throw new Error(`could not load the Python packages: ${errors.join("; ")}`);
   // matplotlib's first import takes seconds in wasm: part of the start-up, not of the first plotting cell's time
   if (py.loadedPackages.matplotlib) py.runPython("import cell_runtime\ncell_runtime.prepare_matplotlib()");
-  py.runPython(`import cell_executor, json
+  py.runPython(`import cell_executor, inspect, json
 exec(compile(${JSON.stringify(request.prelude)}, "<prelude>", "exec"), {})
 _course_ns = {"__name__": "__main__", "__builtins__": __builtins__}
 def _course_run(code, filename):
-    return json.dumps(cell_executor.execute_cell(code, filename, _course_ns), ensure_ascii=False)
+    result = cell_executor.execute_cell(code, filename, _course_ns)
+    if inspect.iscoroutine(result):  # the cell awaits at its top level: JavaScript awaits this on Pyodide's loop
+        async def finish():
+            return json.dumps(await result, ensure_ascii=False)
+        return finish()
+    return json.dumps(result, ensure_ascii=False)
 import os, posix
 def _no_processes(*args, **kwargs):
     raise OSError(38, "build-time cells cannot start processes (the build runs them in Pyodide's sandbox)")
@@ -82,7 +87,12 @@ os.chdir("/tmp")  # the cells' working directory: an empty in-memory folder`);
   closeTheDoors(NODE);
   out.write(JSON.stringify({ ready: true }) + "\n");
   for (const cell of request.cells) {
-    const line = run(cell.code, cell.filename);
+    let line = run(cell.code, cell.filename);
+    if (typeof line !== "string") { // a coroutine (the cell awaits): Pyodide's event loop runs it
+      const awaiting = line;
+      line = await awaiting;
+      awaiting.destroy();
+    }
     out.write(line + "\n");
     if (JSON.parse(line).error && !cell.expect_error) break;
   }

@@ -157,9 +157,12 @@ def _widget_html(spec: dict) -> str:
     )
 
 
-def _output_html(out: CellOutput | None) -> str:
+BROWSER_ONLY_NOTE = "这个单元不在网页生成时运行，只在你的浏览器里运行：点“▶ 运行”开始。"
+
+
+def _output_html(out: CellOutput | None, browser_only: bool = False) -> str:
     """The build-time output, as escaped text in the same structure cells.js produces after a run."""
-    parts: list[str] = []
+    parts: list[str] = [f'<span class="cell-note">{BROWSER_ONLY_NOTE}</span>'] if browser_only else []
     widgets: list[str] = []
     if out is not None:
         for stream, text in out.chunks:
@@ -178,9 +181,10 @@ def _output_html(out: CellOutput | None) -> str:
         if out.truncated or error_cut:
             parts.append('<span class="cell-truncated">输出过长，已截断</span>')
     body = "".join(parts)
+    label = "输出" if browser_only else "预先算好的输出"
     return (
         f'<div class="cell-output" data-origin="build"{"" if body else " data-empty"}>'
-        f'<div class="cell-output-head"><span class="cell-output-label">预先算好的输出</span>'
+        f'<div class="cell-output-head"><span class="cell-output-label">{label}</span>'
         f'<span class="cell-status" role="status" aria-live="polite"></span></div>'
         f'<pre class="cell-log" role="log" aria-live="polite" aria-label="输出" tabindex="0">{body}</pre>'
         + (f'<div class="cell-widgets">{"".join(widgets)}</div>' if any(widgets) else "")
@@ -204,6 +208,7 @@ def render_cell(cell: Cell, first: bool) -> str:
             ("data-hide", cell.hide),
             ("data-readonly", cell.readonly),
             ("data-expect-error", cell.expect_error),
+            ("data-browser-only", cell.browser_only),
         )
         if on
     ]
@@ -228,7 +233,7 @@ def render_cell(cell: Cell, first: bool) -> str:
         f"{code_html}</code></pre></div>"
     )
     notice = '<div class="cell-notice" role="status" hidden></div>'
-    inner = toolbar + notice + source + _output_html(cell.output)
+    inner = toolbar + notice + source + _output_html(cell.output, cell.browser_only)
     if cell.hide:
         inner = (
             f'<details class="cell-setup"><summary>准备代码（已折叠；运行下方单元前会自动执行）</summary>'

@@ -23,9 +23,10 @@ from typing import TYPE_CHECKING
 from .. import cache as cachestore
 from .. import progress
 from ..errors import Code
-from ..model import Cell, CellOutput, ParseContext
+from ..model import Cell, CellOutput, Exercise, ParseContext
 from ..source_text import visible_controls
 from .executor import CELL_RUNTIME, PRELUDE, CellRunError, run_cells_in_child, run_cells_in_pyodide
+from .exercise_harness import define_code
 
 if TYPE_CHECKING:
     from ..runtime import Runtime
@@ -73,12 +74,28 @@ def runtime_digest(runtime: Runtime) -> str:
     )
 
 
-def cache_keys(cells: list[Cell], env: CellEnvironment) -> list[str]:
-    """Key of cell k = hash of the environment and every cell (id + source) up to and including k."""
+def runnables(context: ParseContext) -> list[Cell | Exercise]:
+    """What the build runs for a page, in page order: its cells (but those the reader alone runs, `:browser-only:`)
+    and, where an exercise hands names to the page (`:defines:`), that exercise — its reference solution defines
+    them there, as the learner's passing code does in the browser, so the cells below can use them."""
+    items: list[Cell | Exercise] = [c for c in context.cells if c is not None and not c.browser_only]
+    items += [e for e in context.exercises if e.defines]
+    return sorted(items, key=_fence_line)
+
+
+def _request(item: Cell | Exercise) -> dict:
+    if isinstance(item, Exercise):
+        return {"filename": f"<exercise-define-{item.id}>", "code": define_code(item), "expect_error": False}
+    return {"filename": item.filename, "code": item.code, "expect_error": item.expect_error}
+
+
+def cache_keys(items: list[Cell | Exercise], env: CellEnvironment) -> list[str]:
+    """Key of item k = hash of the environment and every item (what it runs) up to and including k."""
     h = hashlib.sha256(env.key().encode())
     keys = []
-    for cell in cells:
-        h.update(json.dumps([cell.id, cell.code, cell.expect_error]).encode() + b"\0")
+    for item in items:
+        r = _request(item)
+        h.update(json.dumps([r["filename"], r["code"], r["expect_error"]]).encode() + b"\0")
         keys.append(h.copy().hexdigest())
     return keys
 
@@ -95,10 +112,10 @@ def run_cells_of_pages(
 ) -> None:
     """`run_page_cells` for many pages: the pages the cache misses run side by side, up to `jobs` at a time (None:
     one per core) — each page in its own interpreter process (one namespace per page), so they share nothing."""
-    todo = [c for c in contexts if c.cells and all(cell is not None for cell in c.cells)]
+    todo = [c for c in contexts if runnables(c) and all(cell is not None for cell in c.cells)]
     if not todo:
         return
-    keys = {id(c): cachestore.digest("cells", cache_keys(c.cells, env)[-1]) for c in todo}  # each hashes every cell
+    keys = {id(c): cachestore.digest("cells", cache_keys(runnables(c), env)[-1]) for c in todo}  # each hashes all
     with cachestore.open_cache(cache_dir) as store:
         found = store.get_many(list(keys.values()))
     misses = [c for c in todo if keys[id(c)] not in found]
@@ -116,12 +133,13 @@ def _execute_pages(
     workers = max(1, min(len(misses), jobs or os.cpu_count() or 1))
     where = "Pyodide" if env.runtime is not None else "CPython"
     pages = f"{len(misses)} page{'s' if len(misses) != 1 else ''}"
-    total = sum(len(c.cells) for c in misses)
+    total = sum(len(runnables(c)) for c in misses)
     with progress.step(f"running the code cells of {pages} in {where}", total=total, unit="cells") as step:
 
         def execute(context: ParseContext) -> tuple[list[CellOutput], tuple[int, str, int] | None]:
-            result = _execute(context.cells, env)
-            step.advance(len(context.cells))
+            items = runnables(context)
+            result = _execute(items, env)
+            step.advance(len(items))
             return result
 
         if workers > 1:  # the work is in child processes: threads only wait for them
@@ -130,20 +148,22 @@ def _execute_pages(
         return {id(c): execute(c) for c in misses}
 
 
-def _apply(context: ParseContext, result: tuple[list[CellOutput], tuple[int, str, int] | None]) -> None:
+def _apply(context: ParseContext, result: tuple[list[CellOutput | None], tuple[int, str, int] | None]) -> None:
     outputs, failure = result
-    cells = context.cells
-    for cell, output in zip(cells, outputs):
+    items = runnables(context)
+    for item, output in zip(items, outputs):
+        if not isinstance(item, Cell) or output is None:
+            continue
         # A copy: the cache hands every build of this process the same object, and the next build of the page
         # (another output folder) must find the figures' bytes in it again to write its own files.
-        cell.output = dataclasses.replace(
+        item.output = dataclasses.replace(
             output, chunks=[_figure_file(stream, text, context) for stream, text in output.chunks]
         )
-        _show_controls(cell, context)
+        _show_controls(item, context)
     if failure is not None:
         index, message, offset = failure
         context.problems.add(
-            Code.CELL, context.rel, context.line_offset + _fence_line(cells[index]) + 1 + offset, message
+            Code.CELL, context.rel, context.line_offset + _fence_line(items[index]) + 1 + offset, message
         )
 
 
@@ -195,14 +215,16 @@ def _figure_file(stream: str, text: str, context: ParseContext) -> tuple[str, st
     return stream, json.dumps(d, ensure_ascii=False, sort_keys=True)
 
 
-def _fence_line(cell: Cell) -> int:
-    return cell.token.map[0] if cell.token is not None and cell.token.map else 0
+def _fence_line(item: Cell | Exercise) -> int:
+    return item.token.map[0] if item.token is not None and item.token.map else 0
 
 
-def _execute(cells: list[Cell], env: CellEnvironment) -> tuple[list[CellOutput], tuple[int, str, int] | None]:
-    """Run the cells: (outputs of the cells that ran, None or (index, message, line offset from the fence)
-    of the first failure)."""
-    request = [{"filename": c.filename, "code": c.code, "expect_error": c.expect_error} for c in cells]
+def _execute(
+    items: list[Cell | Exercise], env: CellEnvironment
+) -> tuple[list[CellOutput | None], tuple[int, str, int] | None]:
+    """Run the items: (outputs of those that ran — None for an exercise's definitions —, None or (index, message,
+    line offset from the fence) of the first failure)."""
+    request = [_request(item) for item in items]
     try:
         if env.runtime is not None:
             results = run_cells_in_pyodide(request, env.runtime)
@@ -210,18 +232,30 @@ def _execute(cells: list[Cell], env: CellEnvironment) -> tuple[list[CellOutput],
             results = run_cells_in_child(request, env.packages)
     except CellRunError as exc:
         index, message = exc.args
-        return [], (index, f"code cell '{cells[index].id}' {message}", 0)  # where it hung is unknown
-    outputs: list[CellOutput] = []
-    for index, (cell, result) in enumerate(zip(cells, results)):
+        return [], (index, f"{_name(items[index])} {message}", 0)  # where it hung is unknown
+    outputs: list[CellOutput | None] = []
+    for index, (item, result) in enumerate(zip(items, results)):
+        error = result["error"]
+        if isinstance(item, Exercise):
+            outputs.append(None)
+            verdict = None if error else json.loads(result["repr"] or "null")
+            if error or not verdict or not verdict.get("ok"):
+                said = f"{error['type']}: {error['message']}" if error else json.dumps(verdict, ensure_ascii=False)
+                return outputs, (
+                    index,
+                    f"{_name(item)}: its solution did not define {', '.join(item.defines)}: {said}",
+                    0,
+                )
+            continue
+        cell = item
         output = CellOutput(
             chunks=[(s, t) for s, t in result["chunks"]],
             repr=result["repr"],
-            error=result["error"],
+            error=error,
             truncated=result["truncated"],
             seconds=result["seconds"],
         )
         outputs.append(output)
-        error = result["error"]
         if error and not cell.expect_error:
             tb = "\n".join("    " + line for line in error["traceback"].rstrip("\n").split("\n"))
             return outputs, (
@@ -232,3 +266,7 @@ def _execute(cells: list[Cell], env: CellEnvironment) -> tuple[list[CellOutput],
         if cell.expect_error and not error:
             return outputs, (index, f"code cell '{cell.id}' is marked :expect-error: but did not raise", 0)
     return outputs, None
+
+
+def _name(item: Cell | Exercise) -> str:
+    return f"exercise '{item.id}'" if isinstance(item, Exercise) else f"code cell '{item.id}'"

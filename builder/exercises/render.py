@@ -118,12 +118,14 @@ def render_exercise(block: ExerciseBlock, env: dict, md: MarkdownIt) -> str:
         "hidden": obfuscate(ex.hidden),
         "imports": imports_of(ex.starter, ex.checks, ex.hidden, ex.solution),
         "hints": total,
+        **({"defines": list(ex.defines)} if ex.defines else {}),
     }
     first = bool((block.exercise.token.meta or {}).get("first"))
+    defines_attr = f' data-defines="{escapeHtml(" ".join(ex.defines))}"' if ex.defines else ""
     words = in_script(json.dumps(ui, ensure_ascii=False))
     strings = f'<script type="application/json" class="exercise-strings">{words}</script>' if first else ""
     return (
-        f'<div class="exercise" id="{eid}" data-exercise-id="{escapeHtml(ex.id)}" role="region" '
+        f'<div class="exercise" id="{eid}" data-exercise-id="{escapeHtml(ex.id)}"{defines_attr} role="region" '
         f'aria-labelledby="{eid}-title">'
         f'<p class="exercise-title" id="{eid}-title">'
         f'<span class="exercise-kicker">{escapeHtml(ui["exercise"])}</span> {title}</p>'

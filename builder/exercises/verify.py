@@ -8,40 +8,15 @@ each. A verdict is cached by content: the cells' environment, the checker and th
 
 from __future__ import annotations
 
-import ast
 import json
 from pathlib import Path
 
 from .. import cache as cachestore
 from ..cells import CellEnvironment
 from ..cells.executor import EXERCISE_RUNTIME, CellRunError, run_cells_in_child, run_cells_in_pyodide
+from ..cells.exercise_harness import harness_code, imports_of
 from ..errors import Code
 from ..model import Exercise, ParseContext
-
-
-def imports_of(*sources: str) -> list[str]:
-    """Top-level module names these sources import (the worker loads those packages before a check runs)."""
-    names: set[str] = set()
-    for source in sources:
-        try:
-            tree = ast.parse(source)
-        except SyntaxError:
-            continue
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Import):
-                names.update(a.name.split(".")[0] for a in node.names)
-            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-                names.add(node.module.split(".")[0])
-    return sorted(names)
-
-
-def harness_code(exercise_id: str, code: str, checks: str, hidden: str, imports: list[str]) -> str:
-    """The Python a check runs — the same in the browser (theme/js/cells/exercise.js writes it alike): the imports
-    named under `if False:` (so the runtime loads their packages, as it does for a cell's imports, without running
-    them), then the checker on the exercise as JSON; the trailing call's repr is the verdict's JSON."""
-    payload = json.dumps({"id": exercise_id, "code": code, "checks": checks, "hidden": hidden})
-    head = "if False:\n" + "".join(f"    import {name}\n" for name in imports) if imports else ""
-    return f'{head}__import__("exercise_runtime").check({json.dumps(payload)})\n'
 
 
 def _key(exercise: Exercise, env_key: str) -> str:
@@ -58,7 +33,9 @@ def _requests(exercise: Exercise) -> list[dict]:
     return [
         {
             "filename": f"<exercise-{part}-{exercise.id}>",
-            "code": harness_code(exercise.id, getattr(exercise, part), exercise.checks, exercise.hidden, imports),
+            "code": harness_code(
+                exercise.id, getattr(exercise, part), exercise.checks, exercise.hidden, imports, exercise.defines
+            ),
             "expect_error": True,  # the checker catches what the code raises: a run that raises goes on
         }
         for part in ("solution", "starter")

@@ -1,5 +1,5 @@
 """Code cells: ```{code-cell} python with MyST-style option lines (`:id: name`, `:hide:`, `:expect-error:`,
-`:readonly:`) above the code.
+`:readonly:`, `:browser-only:`) above the code.
 
 At parse time (a core rule) each cell's language and options are checked (every problem as path:line) and the
 page's cells are collected in order into `ParseContext.cells`; running them is a stage of its own
@@ -19,7 +19,7 @@ from ..errors import Code
 from ..model import Cell, parse_context
 from .directive import register_directive, report, split_option_lines
 
-FLAG_OPTIONS = {"hide", "expect-error", "readonly"}
+FLAG_OPTIONS = {"hide", "expect-error", "readonly", "browser-only"}  # browser-only: the build does not run it
 VALUE_OPTIONS = {"id"}
 
 
@@ -94,6 +94,7 @@ def parse_cell(token: Token, env: dict, index: int, seen_ids: set[str]) -> Cell 
         hide="hide" in values,
         expect_error="expect-error" in values,
         readonly="readonly" in values,
+        browser_only="browser-only" in values,
     )
 
 

@@ -49,6 +49,7 @@ REQUIRED = ("starter", "checks", "solution")
 MAX_HINTS = 4
 ID_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
 CHECK_PREFIX = "check_"
+OPTIONS = ("id", "defines")  # defines: names the learner's passing code hands to the page's cells
 
 
 @dataclass
@@ -128,11 +129,16 @@ def parse_exercise(md: MarkdownIt, token: Token, env: dict, seen: dict[str, int]
     options, body, consumed = split_option_lines(token.content)
     values: dict[str, str] = {}
     for index, key, value in options:
-        if key != "id":
-            problem(f"unknown exercise option ':{key}:' (known: :id:)", 1 + index)
+        if key not in OPTIONS:
+            problem(f"unknown exercise option ':{key}:' (known: {', '.join(f':{k}:' for k in OPTIONS)})", 1 + index)
         elif key in values:
-            problem("exercise option ':id:' given twice", 1 + index)
+            problem(f"exercise option ':{key}:' given twice", 1 + index)
         values[key] = value
+    defines = tuple(n for n in re.split(r"[,\s]+", values.get("defines", "")) if n)
+    defines_offset = 1 + next((i for i, k, _ in options if k == "defines"), -1)
+    for name in defines:
+        if not name.isidentifier():
+            problem(f"':defines:' lists '{name}', which is not a Python name", defines_offset)
     exercise_id = values.get("id", "")
     id_offset = 1 + next((i for i, k, _ in options if k == "id"), -1)
     if not exercise_id:
@@ -185,6 +191,14 @@ def parse_exercise(md: MarkdownIt, token: Token, env: dict, seen: dict[str, int]
         except SyntaxError as exc:
             problem(f"exercise part '--- {name}' is not valid Python: {exc.msg}", first + (exc.lineno or 1) - 1)
             continue
+        if name == "solution" and defines:
+            missing = [n for n in defines if n.isidentifier() and n not in _top_level_names(tree)]
+            if missing:
+                problem(
+                    f"':defines:' names {', '.join(missing)}, which the solution does not define at its top level "
+                    "(a def, class, import or assignment)",
+                    defines_offset,
+                )
         if name in ("checks", "hidden"):
             checks = [
                 n
@@ -216,10 +230,26 @@ def parse_exercise(md: MarkdownIt, token: Token, env: dict, seen: dict[str, int]
         hidden=found.get("hidden", (0, ""))[1],
         solution=found["solution"][1],
         lines={name: first for name, (first, _) in found.items()},
+        defines=defines,
     )
     context.facts.extra_ids.add(exercise.element_id)
     context.facts.exercise_ids.append(exercise.id)
     return ExerciseBlock(exercise, title, task, hint_tokens)
+
+
+def _top_level_names(tree: ast.Module) -> set[str]:
+    """The names a module binds at its top level: functions, classes, imports, assignments."""
+    names: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                names.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
+    return names
 
 
 def exercise_plugin(md: MarkdownIt, *, render: ExerciseRender) -> None:

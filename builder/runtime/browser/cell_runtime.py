@@ -9,13 +9,23 @@ result says truncated=True.  Tracebacks keep only the frames of the user's cells
 Rich output ("displays") goes through `display(kind, data, meta)` to the callback of `set_display`: figures
 (`image/png` bytes: `plt.show()`, and every figure still open when a cell ends, drawn with Agg) and the
 course's own widgets (`application/vnd.course.widget+json`: attention_core.display's JSON).  Never HTML: the
-page builds an <img> from the bytes, or mounts its own widget module with the JSON.
+page builds an <img> from the bytes, or mounts its own widget module with the JSON.  A display whose meta has
+`"update": <name>` replaces the run's earlier display of that name in place (a live chart redrawn while a loop
+runs), and only its first showing counts against MAX_DISPLAYS.
+
+A cell may `await` at its top level, as in Jupyter: `run_cell` then returns a coroutine that the worker awaits.
+`await pause()` is how a long loop lets the page breathe: while Python waits there, the worker reads its
+messages, and a 停止 the page sent (`request_stop`) raises KeyboardInterrupt at that `await` — the loop ends
+between two of its steps and every variable stays as it was. The first `pause()` of a run tells the page
+(`set_on_pause`) that this run can be stopped that way, so 停止 asks it to stop instead of ending the worker.
 """
 
 from __future__ import annotations
 
 import ast
+import asyncio
 import builtins
+import inspect
 import io
 import linecache
 import os
@@ -48,6 +58,11 @@ _post = None  # callable(stream: str, text: str)
 _display = None  # callable(kind: str, data: bytes | str, meta: dict)
 _displays_this_run = 0
 _display_truncated = False
+_display_names: set[str] = set()  # the names of this run's updatable displays shown so far
+_on_pause = None  # callable(): this run has reached `await pause()` (it can stop between its steps)
+_paused_this_run = False
+_stop_requested = False
+TOP_LEVEL_AWAIT = ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
 
 
 def set_post(post) -> None:
@@ -58,6 +73,35 @@ def set_post(post) -> None:
 def set_display(callback) -> None:
     global _display
     _display = callback
+
+
+def set_on_pause(callback) -> None:
+    global _on_pause
+    _on_pause = callback
+
+
+def request_stop() -> None:
+    """停止 for a run that pauses: its next `await pause()` raises KeyboardInterrupt (the worker calls this)."""
+    global _stop_requested
+    _stop_requested = True
+
+
+def stop_requested() -> bool:
+    return _stop_requested
+
+
+async def pause() -> None:
+    """Let the page breathe between two steps of a long loop (`await pause()`): the worker reads the page's
+    messages meanwhile, so a 停止 ends the run right here with KeyboardInterrupt, every variable kept. Costs a
+    few milliseconds: call it a few times a second, not in every round of a tight loop."""
+    global _paused_this_run
+    if not _paused_this_run:
+        _paused_this_run = True
+        if _on_pause is not None:
+            _on_pause()
+    await asyncio.sleep(0)
+    if _stop_requested:
+        raise KeyboardInterrupt("停止")
 
 
 # Where Stop can only end the worker (no interrupt buffer: a page that is not cross-origin isolated), WebKit does not
@@ -105,12 +149,17 @@ def make_stoppable(code: types.CodeType) -> types.CodeType:
 
 
 def display(kind: str, data, meta: dict | None = None) -> None:
-    """Show rich output after what the cell printed so far (stdout is flushed first, to keep the order)."""
+    """Show rich output after what the cell printed so far (stdout is flushed first, to keep the order). With
+    `meta["update"]`, a later display of the same name replaces this one where it stands."""
     global _displays_this_run, _display_truncated
-    if _displays_this_run >= MAX_DISPLAYS:
-        _display_truncated = True
-        return
-    _displays_this_run += 1
+    name = (meta or {}).get("update")
+    if name is None or name not in _display_names:
+        if _displays_this_run >= MAX_DISPLAYS:
+            _display_truncated = True
+            return
+        _displays_this_run += 1
+        if name is not None:
+            _display_names.add(str(name))
     try:
         sys.stdout.flush()
         sys.stderr.flush()
@@ -359,8 +408,9 @@ def _format_error(exc: BaseException) -> dict:
     return {"type": type(exc).__name__, "message": message, "traceback": "".join(lines)}
 
 
-def execute_notebook_cell(code: str, filename: str, ns: dict, max_repr: int) -> tuple[str | None, bool]:
-    """Run `code` in `ns` like a notebook cell; returns (repr of a trailing expression or None, repr cut?).
+def execute_notebook_cell(code: str, filename: str, ns: dict, max_repr: int):
+    """Run `code` in `ns` like a notebook cell; returns (repr of a trailing expression or None, repr cut?) — or,
+    when the code awaits at its top level, a coroutine that runs it and returns the same (await it).
 
     The one definition of cell semantics, shared by the browser (run_cell below) and the build
     (builder/cells/executor.py imports this file), so both print the same. Exceptions of the code propagate.
@@ -372,11 +422,33 @@ def execute_notebook_cell(code: str, filename: str, ns: dict, max_repr: int) -> 
     last = None
     if tree.body and isinstance(tree.body[-1], ast.Expr) and not code.rstrip().endswith(";"):
         last = ast.Expression(tree.body.pop().value)  # Jupyter-style: show a trailing expression's repr
+    body = make_stoppable(compile(tree, filename, "exec", flags=TOP_LEVEL_AWAIT))
+    tail = None if last is None else make_stoppable(compile(last, filename, "eval", flags=TOP_LEVEL_AWAIT))
+    if any(c is not None and c.co_flags & inspect.CO_COROUTINE for c in (body, tail)):
+        return _execute_awaiting(body, tail, ns, max_repr)
     try:
-        exec(make_stoppable(compile(tree, filename, "exec")), ns)
-        value = None if last is None else eval(make_stoppable(compile(last, filename, "eval")), ns)
+        exec(body, ns)
+        value = None if tail is None else eval(tail, ns)
     finally:
         emit_figures()  # a figure left open at the end of the cell is shown (also when the cell raised)
+    return _shown(value, ns, max_repr)
+
+
+async def _execute_awaiting(body, tail, ns: dict, max_repr: int) -> tuple[str | None, bool]:
+    """`execute_notebook_cell` for code that awaits at its top level (eval of such code gives a coroutine)."""
+    try:
+        ran = eval(body, ns)
+        if inspect.isawaitable(ran):
+            await ran
+        value = None if tail is None else eval(tail, ns)
+        if tail is not None and tail.co_flags & inspect.CO_COROUTINE:
+            value = await value
+    finally:
+        emit_figures()
+    return _shown(value, ns, max_repr)
+
+
+def _shown(value, ns: dict, max_repr: int) -> tuple[str | None, bool]:
     if value is None or ("matplotlib" in sys.modules and _is_matplotlib_value(value)):
         return None, False
     ns["_"] = value
@@ -387,30 +459,53 @@ def execute_notebook_cell(code: str, filename: str, ns: dict, max_repr: int) -> 
 
 
 def begin_run() -> None:
-    """Reset the per-run display budget (run_cell and the build's executor call it before each cell)."""
-    global _displays_this_run, _display_truncated
+    """Reset the per-run display budget and stop state (run_cell and the build's executor call it before each
+    cell)."""
+    global _displays_this_run, _display_truncated, _paused_this_run, _stop_requested
     _displays_this_run = 0
     _display_truncated = False
+    _display_names.clear()
+    _paused_this_run = False
+    _stop_requested = False
 
 
 def displays_truncated() -> bool:
     return _display_truncated
 
 
-def run_cell(code: str, filename: str = "<cell-1>") -> dict:
-    """Execute one cell in the shared namespace → {ok, repr, error, truncated}."""
+def run_cell(code: str, filename: str = "<cell-1>"):
+    """Execute one cell in the shared namespace → {ok, repr, error, truncated}; a coroutine giving that dict
+    when the cell awaits at its top level."""
     begin_run()
     out = _Output(_post)
     old = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = _Stream(out, "stdout"), _Stream(out, "stderr")
     result = {"ok": True, "repr": None, "error": None, "truncated": False}
     try:
-        result["repr"], result["truncated"] = execute_notebook_cell(code, filename, namespace, MAX_REPR)
+        shown = execute_notebook_cell(code, filename, namespace, MAX_REPR)
     except BaseException as exc:  # noqa: BLE001 - user code may raise anything, incl. SystemExit
+        return _finish_run(result, out, old, error=exc)
+    if inspect.iscoroutine(shown):
+        return _run_awaiting(shown, result, out, old)
+    return _finish_run(result, out, old, shown=shown)
+
+
+async def _run_awaiting(shown, result: dict, out: _Output, old) -> dict:
+    """The rest of `run_cell` for a cell that awaits: its output stays captured while it waits."""
+    try:
+        value = await shown
+    except BaseException as exc:  # noqa: BLE001 - user code may raise anything, incl. SystemExit
+        return _finish_run(result, out, old, error=exc)
+    return _finish_run(result, out, old, shown=value)
+
+
+def _finish_run(result: dict, out: _Output, old, *, shown=None, error: BaseException | None = None) -> dict:
+    sys.stdout, sys.stderr = old
+    out.flush()
+    if error is not None:
         result["ok"] = False
-        result["error"] = _format_error(exc)
-    finally:
-        sys.stdout, sys.stderr = old
-        out.flush()
+        result["error"] = _format_error(error)
+    else:
+        result["repr"], result["truncated"] = shown
     result["truncated"] = result["truncated"] or out.truncated or _display_truncated
     return result

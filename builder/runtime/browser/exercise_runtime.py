@@ -13,6 +13,12 @@ first element that differs; an exception inside the learner's code names its lin
 learner's code only); a name the checks need and the code does not define is said as such. A helper that passes
 leaves a note (the shape and the first numbers it compared), so a passing check shows numbers too.
 KeyboardInterrupt (Stop) is not caught.
+
+An exercise that `defines` names (its `:defines:` option) hands them to the page: when the learner's code passes
+every check, those names join the page's cells' namespace (`page`: the harness passes `globals()`, which is that
+namespace, since the harness runs as a cell), so the cells below use what the learner wrote — a notebook whose
+pieces were checked before they were used. `define(payload, page)` does the same for code that passed on an
+earlier visit (the page keeps it), without the checks; the build runs it with the reference solution.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from __future__ import annotations
 import builtins
 import json
 import linecache
+import sys
 import time
 import traceback
 
@@ -283,7 +290,7 @@ def _run_checks(part: str, source: str, learner: dict, code_file: str) -> tuple[
     return results, None
 
 
-def check(payload: str) -> Verdict:
+def check(payload: str, page: dict | None = None) -> Verdict:
     """Run the learner's code, then the checks → a Verdict (see the module's docstring)."""
     started = time.perf_counter()
     data = json.loads(payload)
@@ -309,5 +316,39 @@ def check(payload: str) -> Verdict:
     verdict["passed"] = sum(1 for r in verdict["checks"] if r["passed"])
     verdict["total"] = len(verdict["checks"])
     verdict["ok"] = verdict["error"] is None and verdict["total"] > 0 and verdict["passed"] == verdict["total"]
+    if verdict["ok"] and data.get("defines"):
+        verdict["defined"] = _hand_to_page(learner, data["defines"], page)
     verdict["seconds"] = round(time.perf_counter() - started, 4)
     return verdict
+
+
+def _hand_to_page(space: dict, names: list[str], page: dict | None) -> list[str]:
+    """Copy `names` from the learner's namespace into the page's cells' namespace → the names copied. (A function
+    keeps its own globals, the learner's namespace, so what it imported there still works in the page.)"""
+    if page is None:
+        cells = sys.modules.get("cell_runtime")
+        if cells is None:
+            return []
+        page = cells.namespace
+    done = [name for name in names if name in space]
+    for name in done:
+        page[name] = space[name]
+    return done
+
+
+def define(payload: str, page: dict | None = None) -> Verdict:
+    """Run code that passed this exercise before (payload: JSON {id, code, defines}) and hand its `defines` to
+    the page, without the checks → Verdict {ok, defined, error}."""
+    data = json.loads(payload)
+    code_file = CODE_FILE.format(id=data.get("id", "x"))
+    code = data.get("code", "")
+    _remember(code_file, code)
+    learner = {"__name__": "__main__", "__builtins__": builtins, "__doc__": None}
+    try:
+        exec(stoppable(compile(code, code_file, "exec")), learner)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - stored code may raise anything
+        return Verdict(ok=False, defined=[], error={"part": "code", **_code_error(exc, code_file)})
+    defined = _hand_to_page(learner, list(data.get("defines", [])), page)
+    return Verdict(ok=len(defined) == len(data.get("defines", [])), defined=defined, error=None)

@@ -5,14 +5,16 @@
 //   rt.preloadFor(codes);                // the page's cells: once idle, their packages load too
 //   const r = await rt.run(code, { onStdout, onStderr, onDisplay(kind, data, meta), onPackages(p), cell });
 //     // r = { ok, repr, error: {type, message, traceback} | null, truncated }; rejects with err.type "Stopped"
-//   await rt.stop();   await rt.reset();   rt.state;   rt.addEventListener("statechange" | "progress", …)
+//   const { kept } = await rt.stop();   await rt.reset();   rt.state;   rt.addEventListener("statechange" | "progress", …)
 //
 // Python runs in a Web Worker (worker.js) started from a blob: URL, which works over http and from file://.
 // The runtime's files sit next to python-runtime.js; `runtime-index.js` lists them (builder/runtime/site.py).
 // Over http the worker fetches their wrapper scripts itself; from file:// (where workers may not fetch) this
-// thread loads them with <script> tags and posts each payload to the worker when it asks. Stop interrupts the
-// run with Pyodide's interrupt buffer where the page is cross-origin isolated (SharedArrayBuffer), and
-// otherwise ends the worker and starts a fresh one at once: a Stop always works.
+// thread loads them with <script> tags and posts each payload to the worker when it asks. Stop asks a run that
+// pauses (`await pause()` in a long loop, cell_runtime.py) to end at its next pause, keeping the namespace; it
+// interrupts other runs with Pyodide's interrupt buffer where the page is cross-origin isolated
+// (SharedArrayBuffer); otherwise, or when a run does not end in time, it ends the worker and starts a fresh one
+// at once: a Stop always works, and says whether the namespace was kept.
 import { decodePayload, fetchPayload, literalInto } from "./transport.js";
 import { checkSha256 } from "./verify.js";
 
@@ -25,6 +27,9 @@ const LABELS = {
   restart: () => "正在重启 Python…",
 };
 const STOP_GRACE_MS = 400; // with an interrupt buffer: how long a run may take to notice KeyboardInterrupt
+// A run that pauses reaches its next `await pause()` within one step of its loop: a training step of the course's
+// models takes up to ~0.3 s on a laptop and ~1.5 s on a phone's CPU; past this, the worker is ended after all.
+const PAUSE_GRACE_MS = 4000;
 const SCRIPTS = ["pyodide.js", "pyodide.asm.js"];
 const WRAPPERS_IN_FLIGHT = 4; // file:// wrapper scripts loading at once
 
@@ -57,11 +62,12 @@ function scriptBase() {
 const SCRIPT_BASE = scriptBase();
 
 class StoppedError extends Error {
-  constructor(message = "运行已停止") {
+  constructor(message = "运行已停止", { kept = false } = {}) {
     super(message);
     this.name = "Stopped";
     this.type = "Stopped";
     this.traceback = "";
+    this.kept = kept; // the run ended inside Python: the namespace is as it was when it stopped
   }
 }
 
@@ -345,6 +351,9 @@ class PythonRuntime extends EventTarget {
           try { run.opts.onDisplay(msg.kind, msg.data, msg.meta || {}); } catch (e) { console.error(e); }
         }
         break;
+      case "pausing":
+        if (run && run.id === msg.id) run.pauses = true;
+        break;
       case "packages":
         if (run && run.id === msg.id && run.opts.onPackages) {
           try { run.opts.onPackages({ names: msg.names, loaded: msg.loaded, total: msg.total }); } catch (e) { console.error(e); }
@@ -355,8 +364,9 @@ class PythonRuntime extends EventTarget {
         this._finish(run);
         const r = msg.result || {};
         const result = { ok: !!r.ok, repr: r.repr ?? null, error: r.error ?? null, truncated: !!r.truncated };
-        if (run.stopping && result.error && result.error.type === "KeyboardInterrupt") run.reject(new StoppedError());
-        else run.resolve(result);
+        if (run.stopping && result.error && result.error.type === "KeyboardInterrupt") {
+          run.reject(new StoppedError(undefined, { kept: true }));
+        } else run.resolve(result);
         this._pump();
         break;
       }
@@ -408,20 +418,30 @@ class PythonRuntime extends EventTarget {
     });
   }
 
+  /** 停止: → {kept}: whether the namespace survived (the run ended inside Python) or the worker was replaced. */
   async stop() {
     const run = this._active;
     for (const r of this._queue.splice(0)) r.reject(new StoppedError());
-    if (!run) return;
+    if (!run) return { kept: true };
+    const ended = async (ms) => {
+      const t0 = performance.now();
+      while (this._active === run && performance.now() - t0 < ms) await new Promise((r) => setTimeout(r, 20));
+      return this._active !== run;
+    };
+    if (this._slot && run.pauses) { // it waits in `await pause()` now and then: ask it to end there
+      run.stopping = true;
+      this._slot.worker.postMessage({ type: "stop", id: run.id });
+      if (await ended(PAUSE_GRACE_MS)) return { kept: true };
+    }
     if (this._slot && this._slot.interrupt) {
       run.stopping = true;
       this._slot.interrupt[0] = 2; // SIGINT → KeyboardInterrupt; the namespace is kept
-      const t0 = performance.now();
-      while (this._active === run && performance.now() - t0 < STOP_GRACE_MS) await new Promise((r) => setTimeout(r, 20));
-      if (this._active !== run) return;
+      if (await ended(STOP_GRACE_MS)) return { kept: true };
     }
     this._finish(run);
     run.reject(new StoppedError());
     this._restart();
+    return { kept: false };
   }
 
   _restart() {

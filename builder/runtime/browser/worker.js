@@ -16,7 +16,9 @@
 // file:// worker in WebKit may not load blob: URLs it made itself).
 //
 //   init  {base, mode, assets, chunkBytes, scripts, preload, interruptBuffer, stoppableLoops}  →  progress…, ready | init-error
-//   run   {id, code, filename}  →  stream…, display…, packages…, result
+//   run   {id, code, filename}  →  stream…, display…, packages…, pausing?, result
+//   stop  {id}                  (read at once, not queued) the run, which said `pausing`, ends at its next
+//                               `await pause()` with KeyboardInterrupt (cell_runtime.py), its namespace kept
 //   reset {id}                  →  reset-done
 import CELL_RUNTIME_PY from "./cell_runtime.py";
 import EXERCISE_RUNTIME_PY from "./exercise_runtime.py";
@@ -205,6 +207,8 @@ async function init(msg) {
       + "exercise_runtime.stoppable = cell_runtime.make_stoppable");
   }
   runner.set_post((stream, text) => post({ type: "stream", id: currentRun, stream, text }));
+  // a run that reaches `await pause()` can be stopped between its steps: the page then asks instead of ending us
+  runner.set_on_pause(() => post({ type: "pausing", id: currentRun }));
   // Rich output: a figure's PNG bytes or a widget's JSON text, never HTML (see cells/output.js).
   runner.set_display((kind, data, meta) => {
     const value = typeof data === "string" ? data : data.toJs();
@@ -290,7 +294,12 @@ async function runCell(msg) {
   }
   mark("run-start");
   try {
-    const proxy = runner.run_cell(msg.code, msg.filename);
+    let proxy = runner.run_cell(msg.code, msg.filename);
+    if (proxy.type === "coroutine") { // the cell awaits at its top level: Pyodide's event loop runs it
+      const awaiting = proxy;
+      proxy = await awaiting;
+      awaiting.destroy();
+    }
     result = proxy.toJs({ dict_converter: Object.fromEntries });
     proxy.destroy();
   } catch (e) {
@@ -317,6 +326,10 @@ async function preload(codes) {
 // `need` are handled at once, since the message in progress may be waiting for them.
 let queue = Promise.resolve();
 self.onmessage = ({ data: msg }) => {
+  if (msg.type === "stop") { // the run in progress is waiting in `await pause()` (else this arrives after it)
+    if (runner && currentRun !== null && currentRun === msg.id) runner.request_stop();
+    return;
+  }
   if (msg.type === "asset") {
     const waiting = fromPage.get(msg.name);
     fromPage.delete(msg.name);

@@ -28,14 +28,24 @@ export function reveal(text) {
 
 const IMPORT_RE = /^[ \t]*(?:from[ \t]+([A-Za-z_]\w*)|import[ \t]+([A-Za-z_]\w*))/gm;
 
-/** The Python a check runs: as builder/exercises/verify.py `harness_code` writes it for the build. */
-export function harnessCode({ id, code, checks, hidden, imports }) {
+function importHead(code, imports) {
   const names = new Set(imports || []);
   for (const m of code.matchAll(IMPORT_RE)) names.add(m[1] || m[2]);
   const sorted = [...names].sort();
-  const head = sorted.length ? "if False:\n" + sorted.map((n) => `    import ${n}\n`).join("") : "";
-  const payload = JSON.stringify({ id, code, checks, hidden });
-  return `${head}__import__("exercise_runtime").check(${JSON.stringify(payload)})\n`;
+  return sorted.length ? "if False:\n" + sorted.map((n) => `    import ${n}\n`).join("") : "";
+}
+
+/** The Python a check runs: as builder/exercises/verify.py `harness_code` writes it for the build (plus the
+ *  names a passing solution hands to the page, `defines`). */
+export function harnessCode({ id, code, checks, hidden, imports, defines }) {
+  const payload = JSON.stringify(defines && defines.length ? { id, code, checks, hidden, defines } : { id, code, checks, hidden });
+  return `${importHead(code, imports)}__import__("exercise_runtime").check(${JSON.stringify(payload)}, globals())\n`;
+}
+
+/** The Python that hands the names of code which passed before to the page (exercise_runtime.define). */
+export function defineCode({ id, code, imports, defines }) {
+  const payload = JSON.stringify({ id, code, defines });
+  return `${importHead(code, imports)}__import__("exercise_runtime").define(${JSON.stringify(payload)}, globals())\n`;
 }
 
 export class ExerciseView {
@@ -62,7 +72,33 @@ export class ExerciseView {
       b.addEventListener("click", () => this.act(b.dataset.exerciseAction));
     }
     this.confirmBox.addEventListener("keydown", (e) => { if (e.key === "Escape") this.act("solution-no"); });
+    this.defines = this.data.defines || []; // names its passing code hands to the page's cells
+    this.definedGeneration = -1; // the page's namespace (generation) that holds them
     this.restore();
+  }
+
+  /** The code that passed, kept for the next visit when this exercise hands names to the page. */
+  passedCode() {
+    const rec = this.record();
+    return rec.passed && typeof rec.code === "string" ? rec.code : null;
+  }
+
+  /** Before a cell below runs: hand this exercise's names to the page's namespace again (a new visit, or Python
+   *  restarted) from the code that passed. Quietly: a cell that needs a name it could not give says so itself. */
+  async defineForPage() {
+    const page = this.page;
+    const code = this.passedCode();
+    if (!this.defines.length || code === null || this.definedGeneration === page.generation) return;
+    const generation = page.generation;
+    try {
+      const r = await page.runtime.run(defineCode({ id: this.id, code, imports: this.data.imports, defines: this.defines }),
+        { cell: `exercise-${this.id}` });
+      const verdict = r.error ? null : JSON.parse(r.repr);
+      if (verdict && verdict.ok) this.definedGeneration = generation;
+    } catch (err) {
+      if (err && err.type === "Stopped") throw err;
+      console.warn("exercise: could not define", this.id, err); // eslint-disable-line no-console
+    }
   }
 
   record() {
@@ -227,7 +263,7 @@ export class ExerciseView {
     const started = performance.now();
     let r;
     try {
-      r = await this.page.runtime.run(harnessCode({ ...this.data, code: cell.code, hidden: reveal(this.data.hidden) }), {
+      r = await this.page.runtime.run(harnessCode({ ...this.data, defines: this.defines, code: cell.code, hidden: reveal(this.data.hidden) }), {
         cell: `exercise-${this.id}`,
         onStdout: (text) => cell.output.append("stdout", text),
         onStderr: (text) => cell.output.append("stderr", text),
@@ -262,11 +298,12 @@ export class ExerciseView {
     }
     if (r.truncated) cell.output.markTruncated();
     cell.output.setStatus(`${verdict.ok ? "通过" : "未通过"} · ${(ms / 1000).toFixed(2)} s`, verdict.ok ? "ok" : "error");
-    this.show(verdict);
+    if (verdict.ok && this.defines.length) this.definedGeneration = this.page.generation;
+    this.show(verdict, cell.code);
     return { ok: verdict.ok };
   }
 
-  show(verdict) {
+  show(verdict, code) {
     const cell = this.cell;
     const before = this.record();
     const failures = (before.failures || 0) + (verdict.ok ? 0 : 1);
@@ -274,6 +311,7 @@ export class ExerciseView {
       r.attempts = (r.attempts || 0) + 1;
       r.failures = failures;
       if (verdict.ok) r.passed = true;
+      if (verdict.ok && this.defines.length) r.code = code; // what the cells below will use on the next visit
     });
     this.list.replaceChildren();
     let summary;
@@ -286,6 +324,9 @@ export class ExerciseView {
       for (const check of verdict.checks) this.list.appendChild(this.item(check));
       if (verdict.error) summary = t("exercise_verdict_checks_error", { message: verdict.error.message });
       else if (verdict.ok) summary = t("exercise_verdict_pass", { total: verdict.total });
+      if (verdict.ok && verdict.defined && verdict.defined.length) {
+        summary += ` ${t("exercise_defined", { names: verdict.defined.join("、") })}`;
+      }
       else summary = t("exercise_verdict_fail", { passed: verdict.passed, total: verdict.total });
     }
     this.list.hidden = !this.list.children.length;

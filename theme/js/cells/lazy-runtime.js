@@ -55,5 +55,5 @@ export class LazyRuntime extends EventTarget {
   async run(code, options) { return (await this.ensure()).run(code, options); }
   // Nothing to reset or stop before the runtime exists.
   async reset() { if (this.real) await this.real.reset(); }
-  async stop() { if (this.real) await this.real.stop(); }
+  async stop() { return this.real ? this.real.stop() : { kept: true }; }
 }

@@ -33,6 +33,7 @@ export class OutputView {
     this.lines = 0;
     this.truncated = false;
     this.last = null; // {stream, text: Text}
+    this.live = new Map(); // a live display's name (meta.update) → {img} or {box}: later displays redraw it
   }
 
   setStatus(text, kind = "") {
@@ -137,6 +138,7 @@ export class OutputView {
   _clearDisplays() {
     for (const url of this.urls.splice(0)) URL.revokeObjectURL(url);
     if (this.widgets) this.widgets.replaceChildren();
+    this.live.clear();
   }
 
   _widgetBox() {
@@ -148,14 +150,19 @@ export class OutputView {
     return this.widgets;
   }
 
-  /** Rich output of the run (cell_runtime.display): a PNG figure or a course widget's JSON. */
+  /** Rich output of the run (cell_runtime.display): a PNG figure or a course widget's JSON. A display with
+   *  `meta.update` is live: a later one of the same name redraws it where it stands (a chart while a loop runs). */
   display(kind, data, meta = {}) {
+    const name = meta.update != null ? String(meta.update) : null;
+    const shown = name !== null ? this.live.get(name) : null;
+    if (shown) { this._redraw(shown, kind, data, meta); return; }
     this.last = null;
     this.root.removeAttribute("data-empty");
     if (kind === "image/png" && data instanceof Uint8Array) {
       const url = URL.createObjectURL(new Blob([data], { type: "image/png" }));
       this.urls.push(url);
       const img = document.createElement("img");
+      if (name !== null) this.live.set(name, { img, url });
       img.className = "cell-figure";
       img.alt = String(meta.alt || "matplotlib 图");
       if (meta.cssWidth) img.width = meta.cssWidth;
@@ -170,6 +177,7 @@ export class OutputView {
       const box = document.createElement("div");
       box.className = "widget cell-widget";
       box.dataset.widget = String(spec.widget || "");
+      if (name !== null) this.live.set(name, { box, widget: box.dataset.widget });
       const body = document.createElement("div");
       body.className = "widget-body";
       body.textContent = "正在加载图表…";
@@ -180,6 +188,26 @@ export class OutputView {
       return;
     }
     this.note(`（无法显示的输出：${kind}）`);
+  }
+
+  /** A live display's next state: the same <img> with new bytes, or the same widget mounted again with new data
+   *  (a widget's `mount` redraws in place when called again on its root). */
+  _redraw(shown, kind, data, meta) {
+    if (shown.img && kind === "image/png" && data instanceof Uint8Array) {
+      const url = URL.createObjectURL(new Blob([data], { type: "image/png" }));
+      this.urls.push(url);
+      shown.img.src = url;
+      if (meta.alt) shown.img.alt = String(meta.alt);
+      URL.revokeObjectURL(shown.url);
+      shown.url = url;
+      return;
+    }
+    if (shown.box && kind === "application/vnd.course.widget+json" && typeof data === "string" && this.mountWidget) {
+      let spec;
+      try { spec = JSON.parse(data); } catch { return; }
+      if (String(spec.widget || "") !== shown.widget) return;
+      this.mountWidget(shown.box, spec).catch(() => {});
+    }
   }
 
   note(text) {

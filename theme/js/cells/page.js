@@ -232,6 +232,7 @@ class Cell {
     } catch (err) {
       this.setRunning(false);
       if (err && err.type === "Stopped") {
+        if (err.kept) this.ranGeneration = generation; // it ran up to where it stopped: what it set is there
         this.output.setStatus("已停止", "stopped");
         return { ok: false, stopped: true };
       }
@@ -249,7 +250,13 @@ class Cell {
       const line = errorLine(result.error.traceback, this.id);
       this.output.setStatus(line ? `出错 · 第 ${line} 行` : "出错", "error");
       this.setErrorLine(line);
-      if (result.error.type === "NameError" && page.cells.slice(0, this.index).some((c) => c.ranGeneration !== page.generation)) {
+      const missing = result.error.type === "NameError" && /name '([^']+)' is not defined/.exec(result.error.message || "");
+      const exercise = missing ? page.exerciseDefining(missing[1], this) : null;
+      if (exercise) {
+        const title = exercise.root.querySelector(".exercise-title")?.textContent.trim() || exercise.id;
+        this.showNotice(`“${missing[1]}”由上面的练习定义：${title}。在那里点“检查”并通过后，这个单元用的就是你写的 ${missing[1]}（卡住了可以看提示，最后一条提示和参考答案会给出写法）。`,
+          [["去这道练习", () => { exercise.root.scrollIntoView({ block: "start" }); exercise.cell.focus(); }]], "name");
+      } else if (result.error.type === "NameError" && page.cells.slice(0, this.index).some((c) => c.ranGeneration !== page.generation)) {
         this.showNotice("上方还有单元没有在当前命名空间里运行过，这里用到的名字可能定义在那里。",
           [["运行上方单元", () => page.runAbove(this)]], "name");
       }
@@ -514,6 +521,7 @@ export class CellsPage {
             if (!r.ok) return r;
           }
         }
+        await this.defineAbove(cell);
         return await cell.execute();
       } catch (err) {
         cell.setRunning(false);
@@ -525,6 +533,20 @@ export class CellsPage {
         return { ok: false };
       }
     });
+  }
+
+  /** The names the exercises above `cell` hand to the page (`:defines:`), from the code that passed them. */
+  async defineAbove(cell) {
+    for (const ex of this.exercises) {
+      const above = ex.root.compareDocumentPosition(cell.section) & Node.DOCUMENT_POSITION_FOLLOWING;
+      if (above && ex.defines.length) await ex.defineForPage();
+    }
+  }
+
+  /** The exercise above `cell` whose passing code defines `name`, if any. */
+  exerciseDefining(name, cell) {
+    return this.exercises.find((ex) => ex.defines.includes(name)
+      && ex.root.compareDocumentPosition(cell.section) & Node.DOCUMENT_POSITION_FOLLOWING) || null;
   }
 
   async runCells(cells) {
@@ -550,21 +572,26 @@ export class CellsPage {
     return this.runCells(this.cells.slice(0, cell.index).filter((c) => !c.exercise && c.ranGeneration !== this.generation));
   }
 
-  /** 停止: the runtime terminates its worker (always within a second); the namespace is gone. */
+  /** 停止: a run that pauses ends at its next `await pause()` and the namespace stays; any other run ends with
+   *  its worker (always within a second), and the namespace is gone. */
   async stop() {
     const stopped = this.cells.find((c) => c.running) || this.cells.find((c) => !c.buttons.stop.hidden);
-    this.generation++;
-    await this.runtime.stop();
+    const { kept } = (await this.runtime.stop()) || { kept: false };
+    if (!kept) this.generation++;
     for (const c of this.cells) {
       if (!c.running && !c.buttons.stop.hidden) { c.buttons.stop.hidden = true; c.output.setStatus("已取消", "stopped"); }
     }
     if (stopped) {
       stopped.setRunning(false);
-      const above = this.cells.slice(0, stopped.index);
-      stopped.showNotice("已停止。Python 已重启，命名空间已重置：之前定义的变量都已清空。",
-        above.length ? [["重新运行上方单元", () => this.runAbove(stopped)]] : [], "stopped");
+      if (kept) {
+        stopped.showNotice("已停止。Python 没有重启：停下之前算出的变量都还在，下面的单元可以接着用。", [], "stopped");
+      } else {
+        const above = this.cells.slice(0, stopped.index);
+        stopped.showNotice("已停止。Python 已重启，命名空间已重置：之前定义的变量都已清空。",
+          above.length ? [["重新运行上方单元", () => this.runAbove(stopped)]] : [], "stopped");
+      }
       stopped.focus();
     }
-    this.setBarStatus("已停止，命名空间已重置。", "stopped");
+    this.setBarStatus(kept ? "已停止，变量都保留着。" : "已停止，命名空间已重置。", "stopped");
   }
 }

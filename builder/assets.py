@@ -126,6 +126,7 @@ def output_writers(options: BuildOptions, pages: list[Page], course: Course) -> 
             root=options.root,
             pyodide_dir=options.pyodide_dir,
             browser_packages=course.browser_packages,
+            package_files=course.browser_package_files(options),
         )
         write_site_runtime(out / "assets" / "python", runtime, options.cache_dir or options.root / ".cache")
 

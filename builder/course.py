@@ -53,6 +53,8 @@ class Course:
     option_kinds: dict[str, Callable[..., Any]] = field(default_factory=dict)
     markdown_plugins: list[Callable[..., None]] = field(default_factory=list)
     browser_packages: list[Path] = field(default_factory=list)  # package folders (their name is the import name)
+    # folder → data(options): files made at build time that the package ships beside its modules
+    browser_package_data: dict[Path, Callable[[Any], dict[str, bytes]]] = field(default_factory=dict)
     cell_widgets: dict[str, str] = field(default_factory=dict)  # function a cell calls → widget kind it shows
     data_sources: list[DataSource] = field(default_factory=list)
 
@@ -80,8 +82,14 @@ class Course:
     def add_markdown_plugin(self, plugin: Callable[..., None]) -> None:
         self.markdown_plugins.append(plugin)
 
-    def add_browser_package(self, folder: Path) -> None:
-        self.browser_packages.append(Path(folder).resolve())
+    def add_browser_package(self, folder: Path, data: Callable[[Any], dict[str, bytes]] | None = None) -> None:
+        """A pure-Python package the browser's Python (and the build's cells) can import. `data(options)`, when
+        given, makes files at build time (from a data source, say) that ship in the package beside its modules:
+        {path inside the package: bytes}; the package reads them with importlib.resources."""
+        path = Path(folder).resolve()
+        self.browser_packages.append(path)
+        if data is not None:
+            self.browser_package_data[path] = data
 
     def add_cell_widget(self, function: str, widget: str) -> None:
         self.cell_widgets[function] = widget
@@ -93,6 +101,10 @@ class Course:
         self.data_sources.append(source)
 
     # -------------------------------------------------------------------------------------- what the engine reads
+
+    def browser_package_files(self, options: Any) -> dict[Path, dict[str, bytes]]:
+        """The files the build makes for the browser packages (`add_browser_package(…, data=)`), by folder."""
+        return {folder: make(options) for folder, make in self.browser_package_data.items()}
 
     def code_paths(self) -> list[Path]:
         """The folders whose code decides the pages' output: the course package and the browser packages."""

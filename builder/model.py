@@ -223,6 +223,7 @@ class Exercise:
     solution: str
     lines: dict[str, int] = field(default_factory=dict)  # part → lines from the fence line to its first code line
     defines: tuple[str, ...] = ()  # names the learner's passing code hands to the page's cells (`:defines:`)
+    uses: tuple[str, ...] = ()  # names the exercises above hand to the page: this one's code sees them too
 
     @property
     def element_id(self) -> str:

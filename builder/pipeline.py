@@ -213,6 +213,7 @@ def cell_environment(options: BuildOptions) -> CellEnvironment:
             root=options.root,
             pyodide_dir=options.pyodide_dir,
             browser_packages=course.browser_packages,
+            package_files=course.browser_package_files(options),
         )
     return CellEnvironment(packages=course.browser_packages, runtime=runtime)
 

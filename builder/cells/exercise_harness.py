@@ -28,14 +28,24 @@ def imports_of(*sources: str) -> list[str]:
 
 
 def harness_code(
-    exercise_id: str, code: str, checks: str, hidden: str, imports: list[str], defines: tuple[str, ...] = ()
+    exercise_id: str,
+    code: str,
+    checks: str,
+    hidden: str,
+    imports: list[str],
+    defines: tuple[str, ...] = (),
+    uses: tuple[str, ...] = (),
 ) -> str:
     """The Python a check runs — the same in the browser (theme/js/cells/exercise.js writes it alike): the imports
     named under `if False:` (so the runtime loads their packages, as it does for a cell's imports, without running
     them), then the checker on the exercise as JSON, with the namespace it runs in (the page's, in the browser:
     a passing exercise hands its `defines` there); the trailing call's repr is the verdict's JSON."""
     fields = {"id": exercise_id, "code": code, "checks": checks, "hidden": hidden}
-    payload = json.dumps({**fields, "defines": list(defines)} if defines else fields)
+    if defines:
+        fields["defines"] = list(defines)
+    if uses:
+        fields["uses"] = list(uses)
+    payload = json.dumps(fields)
     head = "if False:\n" + "".join(f"    import {name}\n" for name in imports) if imports else ""
     return f'{head}__import__("exercise_runtime").check({json.dumps(payload)}, globals())\n'
 
@@ -45,6 +55,7 @@ def define_code(exercise: Exercise) -> str:
     the build runs where the exercise stands, so the cells below it see the names (the browser runs the same with
     the learner's passing code: exercise.js `defineCode`)."""
     imports = imports_of(exercise.solution)
-    payload = json.dumps({"id": exercise.id, "code": exercise.solution, "defines": list(exercise.defines)})
+    fields = {"id": exercise.id, "code": exercise.solution, "defines": list(exercise.defines)}
+    payload = json.dumps({**fields, "uses": list(exercise.uses)} if exercise.uses else fields)
     head = "if False:\n" + "".join(f"    import {name}\n" for name in imports) if imports else ""
     return f'{head}__import__("exercise_runtime").define({json.dumps(payload)}, globals())\n'

@@ -119,6 +119,7 @@ def render_exercise(block: ExerciseBlock, env: dict, md: MarkdownIt) -> str:
         "imports": imports_of(ex.starter, ex.checks, ex.hidden, ex.solution),
         "hints": total,
         **({"defines": list(ex.defines)} if ex.defines else {}),
+        **({"uses": list(ex.uses)} if ex.uses else {}),
     }
     first = bool((block.exercise.token.meta or {}).get("first"))
     defines_attr = f' data-defines="{escapeHtml(" ".join(ex.defines))}"' if ex.defines else ""

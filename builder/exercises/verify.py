@@ -14,27 +14,45 @@ from pathlib import Path
 from .. import cache as cachestore
 from ..cells import CellEnvironment
 from ..cells.executor import EXERCISE_RUNTIME, CellRunError, run_cells_in_child, run_cells_in_pyodide
-from ..cells.exercise_harness import harness_code, imports_of
+from ..cells.exercise_harness import define_code, harness_code, imports_of
 from ..errors import Code
 from ..model import Exercise, ParseContext
 
 
-def _key(exercise: Exercise, env_key: str) -> str:
+def _key(exercise: Exercise, env_key: str, above: list[Exercise]) -> str:
     return cachestore.digest(
         "exercise",
         env_key,
         cachestore.file_digest(EXERCISE_RUNTIME),
         json.dumps([exercise.id, exercise.starter, exercise.checks, exercise.hidden, exercise.solution]),
+        *(define_code(e) for e in above),
     )
 
 
-def _requests(exercise: Exercise) -> list[dict]:
+def _above(context: ParseContext, exercise: Exercise) -> list[Exercise]:
+    """The exercises above this one that hand it names it uses (their reference solutions define them)."""
+    if not exercise.uses:
+        return []
+    before = context.exercises[: context.exercises.index(exercise)]
+    return [e for e in before if set(e.defines) & set(exercise.uses)]
+
+
+def _requests(exercise: Exercise, above: list[Exercise]) -> list[dict]:
+    """The runs of one exercise: the reference solutions of the exercises above it whose names it uses (into the
+    namespace its checks then run in, as the page's would hold them), then its solution and its starter."""
     imports = imports_of(exercise.starter, exercise.checks, exercise.hidden, exercise.solution)
-    return [
+    defines = [{"filename": f"<exercise-define-{e.id}>", "code": define_code(e), "expect_error": True} for e in above]
+    return defines + [
         {
             "filename": f"<exercise-{part}-{exercise.id}>",
             "code": harness_code(
-                exercise.id, getattr(exercise, part), exercise.checks, exercise.hidden, imports, exercise.defines
+                exercise.id,
+                getattr(exercise, part),
+                exercise.checks,
+                exercise.hidden,
+                imports,
+                exercise.defines,
+                exercise.uses,
             ),
             "expect_error": True,  # the checker catches what the code raises: a run that raises goes on
         }
@@ -68,7 +86,8 @@ def verify_exercises_of_pages(
     if not todo or env is None:
         return
     env_key = env.key()
-    keys = [_key(ex, env_key) for _, ex in todo]
+    above = [_above(c, ex) for c, ex in todo]
+    keys = [_key(ex, env_key, above[i]) for i, (_, ex) in enumerate(todo)]
     with cachestore.open_cache(cache_dir) as store:
         found = store.get_many(keys)
     misses = [i for i, k in enumerate(keys) if k not in found]
@@ -77,10 +96,12 @@ def verify_exercises_of_pages(
         pending = [i for i in misses if i not in verdicts]
         if not pending:
             break
-        requests = [r for i in pending for r in _requests(todo[i][1])]
-        results = _run(requests, env)
-        for n, i in enumerate(pending):
-            pair = (results[2 * n], results[2 * n + 1])
+        per = [_requests(todo[i][1], above[i]) for i in pending]
+        results = _run([r for rs in per for r in rs], env)
+        at = 0
+        for i, rs in zip(pending, per):
+            at += len(rs)
+            pair = (results[at - 2], results[at - 1])  # its solution's and its starter's (the definitions come first)
             if not any(isinstance(r, dict) and r.get("retry") for r in pair):
                 verdicts[i] = pair
     fresh: dict[str, object] = {}

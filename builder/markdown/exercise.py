@@ -258,12 +258,15 @@ def exercise_plugin(md: MarkdownIt, *, render: ExerciseRender) -> None:
     def collect(state: Any) -> None:
         context = parse_context(state.env)
         seen: dict[str, int] = {}
+        defined: list[str] = []  # the names the exercises so far hand to the page: the next one's code sees them
         for token in state.tokens:
             if token.type != "exercise":
                 continue
             block = parse_exercise(md, token, state.env, seen)
             token.meta = {**(token.meta or {}), "exercise": block, "first": not context.exercises}
             if block is not None:
+                block.exercise.uses = tuple(n for n in defined if n not in block.exercise.defines)
+                defined += [n for n in block.exercise.defines if n not in defined]
                 context.exercises.append(block.exercise)
         if context.exercises:
             context.facts.features.update(("cells", "exercise"))

@@ -65,9 +65,16 @@ def pyodide_source(root: Path, pyodide_dir: Path | None) -> Path:
 
 
 def python_runtime(
-    *, cache_dir: Path, root: Path, pyodide_dir: Path | None = None, browser_packages: list[Path] = ()
+    *,
+    cache_dir: Path,
+    root: Path,
+    pyodide_dir: Path | None = None,
+    browser_packages: list[Path] = (),
+    package_files: dict[Path, dict[str, bytes]] | None = None,
 ) -> Runtime:
-    """The runtime for a site whose course ships `browser_packages` (package folders) to the browser."""
+    """The runtime for a site whose course ships `browser_packages` (package folders) to the browser;
+    `package_files`: files the build made for a package (by folder: {path inside the package: bytes}), packed into
+    its wheel beside its modules."""
     manifest = load_manifest()
     cache_root = runtime_cache_root(cache_dir)
     stamps = HashStamps(cache_root / STAMP_NAME)
@@ -75,7 +82,7 @@ def python_runtime(
     core = _verified_core(src, manifest, stamps, pyodide_dir)
     stamps.save()
     base = _base_layer(cache_root, src, manifest, core, browser_packages)
-    own = _package_layer(cache_root, src, base, browser_packages)
+    own = _package_layer(cache_root, src, base, browser_packages, package_files or {})
     files = {name: base / name for name in CORE_FILES}
     lock = {"info": manifest["pyodide"]["lock_info"], "packages": {}}
     entries = json.loads((base / "entries.json").read_text("utf-8"))
@@ -174,13 +181,24 @@ def _make_base_layer(out: Path, cache_root: Path, src: Path, manifest: dict, war
             pass
 
 
-def _package_layer(cache_root: Path, src: Path, base: Path, browser_packages: list[Path]) -> Path | None:
+def _package_layer(
+    cache_root: Path, src: Path, base: Path, browser_packages: list[Path], package_files: dict[Path, dict[str, bytes]]
+) -> Path | None:
     if not browser_packages:
         return None
     shipped = json.loads((base / "entries.json").read_text("utf-8"))
     providers = {mod: name for name, e in shipped.items() for mod in e["imports"]}
+    made = [
+        f"{folder}:{name}:{sha256_bytes(data)}"
+        for folder in sorted(browser_packages)
+        for name, data in sorted(package_files.get(folder, {}).items())
+    ]
     key = cachestore.digest(
-        "python-packages", base.name, cachestore.tree_digest(sorted(browser_packages)), *map(str, browser_packages)
+        "python-packages",
+        base.name,
+        cachestore.tree_digest(sorted(browser_packages)),
+        *map(str, browser_packages),
+        *made,
     )[:16]
     out = cache_root / f"packages-{key}"
     if (out / "entries.json").is_file():
@@ -196,7 +214,9 @@ def _package_layer(cache_root: Path, src: Path, base: Path, browser_packages: li
             depends = sorted(
                 {providers[n.split(".")[0]] for n in package_imports(folder) if n.split(".")[0] in providers}
             )
-            file_name, data = build_wheel_bytes(folder, version=version, requires=tuple(depends))
+            file_name, data = build_wheel_bytes(
+                folder, version=version, requires=tuple(depends), extra=package_files.get(folder, {})
+            )
             (stage / file_name).write_bytes(stored_zip(wheel_files(data)))
             entries[folder.name.replace("_", "-")] = _lock_entry(
                 folder.name.replace("_", "-"), version, file_name, [folder.name], depends

@@ -54,11 +54,17 @@ def _record_hash(data: bytes) -> str:
 
 
 def build_wheel_bytes(
-    package_dir: Path, *, version: str, dist_name: str | None = None, requires: tuple[str, ...] = ()
+    package_dir: Path,
+    *,
+    version: str,
+    dist_name: str | None = None,
+    requires: tuple[str, ...] = (),
+    extra: dict[str, bytes] | None = None,
 ) -> tuple[str, bytes]:
     """A deterministic pure-Python wheel of `package_dir` → (file name, bytes).
 
-    Packs .py/.pyi/py.typed (and small .json/.txt/.csv data files) sorted by path, with a fixed timestamp.
+    Packs .py/.pyi/py.typed (and small .json/.txt/.csv data files) sorted by path, with a fixed timestamp, and the
+    `extra` files (path inside the package → bytes: data the build made for it).
     """
     pkg = package_dir.name
     dist = dist_name or pkg
@@ -71,6 +77,12 @@ def build_wheel_bytes(
         if p.suffix not in _WHEEL_EXTS and p.name != "py.typed":
             continue
         files.append((f"{pkg}/{rel.as_posix()}", p.read_bytes()))
+    taken = {name for name, _ in files}
+    for rel, data in sorted((extra or {}).items()):
+        name = f"{pkg}/{rel}"
+        if name in taken or rel.startswith(("/", "..")) or ".." in rel.split("/"):
+            raise RuntimeAssetError(f"{package_dir}: a made file may not replace a file or leave the package: {rel}")
+        files.append((name, data))
     if not any(n.endswith(".py") for n, _ in files):
         raise RuntimeAssetError(f"{package_dir}: no .py files to pack into a wheel", file=package_dir)
 

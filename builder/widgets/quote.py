@@ -52,12 +52,19 @@ def quote_widget(widgets: Sequence[Any], spec: str) -> str:
     if len(words) < 2:
         raise ValueError("write the widget kind, then the number: e.g. {data}`query-focus 他→小明`")
     kind, *selectors, target = words
-    block = next((w for w in widgets if w.name == kind), None)
-    if block is None:
+    blocks = [w for w in widgets if w.name == kind]
+    if not blocks:
         raise ValueError(f"there is no {kind} widget on this page")
-    if block.widget.quote is None:
+    if blocks[0].widget.quote is None:
         raise ValueError(f"{kind} widgets have no quotable numbers")
-    return block.widget.quote(block.data, selectors, target)
+    # several widgets of a kind on one page: the first (in page order) that has this number
+    first_error: ValueError | None = None
+    for block in blocks:
+        try:
+            return block.widget.quote(block.data, selectors, target)
+        except ValueError as exc:
+            first_error = first_error or exc
+    raise first_error
 
 
 def unexpected(kind: str, selectors: list[str], allowed: str) -> ValueError:

@@ -18,7 +18,9 @@ An exercise that `defines` names (its `:defines:` option) hands them to the page
 every check, those names join the page's cells' namespace (`page`: the harness passes `globals()`, which is that
 namespace, since the harness runs as a cell), so the cells below use what the learner wrote — a notebook whose
 pieces were checked before they were used. `define(payload, page)` does the same for code that passed on an
-earlier visit (the page keeps it), without the checks; the build runs it with the reference solution.
+earlier visit (the page keeps it), without the checks; the build runs it with the reference solution. An exercise's
+code sees the names the exercises above it hand to the page (`uses`): a piece can be built on the learner's own
+earlier pieces.
 """
 
 from __future__ import annotations
@@ -298,6 +300,7 @@ def check(payload: str, page: dict | None = None) -> Verdict:
     code = data.get("code", "")
     _remember(code_file, code)
     learner = {"__name__": "__main__", "__builtins__": builtins, "__doc__": None}
+    learner.update(_from_page(data.get("uses", []), page))
     verdict = Verdict(ok=False, error=None, checks=[], passed=0, total=0)
     try:
         exec(stoppable(compile(code, code_file, "exec")), learner)
@@ -322,6 +325,15 @@ def check(payload: str, page: dict | None = None) -> Verdict:
     return verdict
 
 
+def _from_page(names: list[str], page: dict | None) -> dict:
+    """The names of exercises above that the page's namespace holds (the learner's passing code, or at build time
+    the reference solutions)."""
+    if page is None:
+        cells = sys.modules.get("cell_runtime")
+        page = cells.namespace if cells is not None else {}
+    return {name: page[name] for name in names if name in page}
+
+
 def _hand_to_page(space: dict, names: list[str], page: dict | None) -> list[str]:
     """Copy `names` from the learner's namespace into the page's cells' namespace → the names copied. (A function
     keeps its own globals, the learner's namespace, so what it imported there still works in the page.)"""
@@ -337,13 +349,14 @@ def _hand_to_page(space: dict, names: list[str], page: dict | None) -> list[str]
 
 
 def define(payload: str, page: dict | None = None) -> Verdict:
-    """Run code that passed this exercise before (payload: JSON {id, code, defines}) and hand its `defines` to
-    the page, without the checks → Verdict {ok, defined, error}."""
+    """Run code that passed this exercise before (payload: JSON {id, code, defines, uses}) and hand its `defines`
+    to the page, without the checks → Verdict {ok, defined, error}."""
     data = json.loads(payload)
     code_file = CODE_FILE.format(id=data.get("id", "x"))
     code = data.get("code", "")
     _remember(code_file, code)
     learner = {"__name__": "__main__", "__builtins__": builtins, "__doc__": None}
+    learner.update(_from_page(data.get("uses", []), page))
     try:
         exec(stoppable(compile(code, code_file, "exec")), learner)
     except KeyboardInterrupt:

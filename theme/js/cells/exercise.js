@@ -37,14 +37,17 @@ function importHead(code, imports) {
 
 /** The Python a check runs: as builder/exercises/verify.py `harness_code` writes it for the build (plus the
  *  names a passing solution hands to the page, `defines`). */
-export function harnessCode({ id, code, checks, hidden, imports, defines }) {
-  const payload = JSON.stringify(defines && defines.length ? { id, code, checks, hidden, defines } : { id, code, checks, hidden });
+export function harnessCode({ id, code, checks, hidden, imports, defines, uses }) {
+  const fields = { id, code, checks, hidden };
+  if (defines && defines.length) fields.defines = defines;
+  if (uses && uses.length) fields.uses = uses; // the names of the exercises above that this code may call
+  const payload = JSON.stringify(fields);
   return `${importHead(code, imports)}__import__("exercise_runtime").check(${JSON.stringify(payload)}, globals())\n`;
 }
 
 /** The Python that hands the names of code which passed before to the page (exercise_runtime.define). */
-export function defineCode({ id, code, imports, defines }) {
-  const payload = JSON.stringify({ id, code, defines });
+export function defineCode({ id, code, imports, defines, uses }) {
+  const payload = JSON.stringify(uses && uses.length ? { id, code, defines, uses } : { id, code, defines });
   return `${importHead(code, imports)}__import__("exercise_runtime").define(${JSON.stringify(payload)}, globals())\n`;
 }
 
@@ -91,7 +94,7 @@ export class ExerciseView {
     if (!this.defines.length || code === null || this.definedGeneration === page.generation) return;
     const generation = page.generation;
     try {
-      const r = await page.runtime.run(defineCode({ id: this.id, code, imports: this.data.imports, defines: this.defines }),
+      const r = await page.runtime.run(defineCode({ id: this.id, code, imports: this.data.imports, defines: this.defines, uses: this.data.uses }),
         { cell: `exercise-${this.id}` });
       const verdict = r.error ? null : JSON.parse(r.repr);
       if (verdict && verdict.ok) this.definedGeneration = generation;
@@ -240,7 +243,9 @@ export class ExerciseView {
     return page.enqueue(async () => {
       try {
         await page.ensureLoaded([cell]);
+        await page.defineAbove(cell); // the learner's own pieces from the exercises above, which this one may use
       } catch (err) {
+        if (err && err.type === "Stopped") { cell.setRunning(false); return { ok: false, stopped: true }; }
         cell.setRunning(false);
         const message = err && err.type === "LoadError" ? err.message : `Python 运行环境没能启动：${(err && err.message) || err}`;
         cell.output.setStatus("无法运行", "error");
@@ -330,6 +335,8 @@ export class ExerciseView {
       else summary = t("exercise_verdict_fail", { passed: verdict.passed, total: verdict.total });
     }
     this.list.hidden = !this.list.children.length;
+    const missing = this.missingFromAbove(verdict);
+    if (missing) summary += ` ${t("exercise_uses_missing", { name: missing })}`;
     const rec = this.record();
     if (!verdict.ok) {
       const left = FAILS_BEFORE_SOLUTION - failures;
@@ -346,6 +353,17 @@ export class ExerciseView {
     this.announce(summary);
     this.result.dataset.kind = verdict.ok ? "ok" : "error";
     this.sync();
+  }
+
+  /** A name of an exercise above that the learner's code called before passing that exercise, if any. */
+  missingFromAbove(verdict) {
+    const uses = this.data.uses || [];
+    const texts = [verdict.error && verdict.error.message, ...(verdict.checks || []).map((c) => c.message)];
+    for (const text of texts) {
+      const m = /name '([^']+)' is not defined/.exec(String(text || ""));
+      if (m && uses.includes(m[1])) return m[1];
+    }
+    return null;
   }
 
   item(check) {

@@ -538,14 +538,14 @@ export class CellsPage {
   /** The names the exercises above `cell` hand to the page (`:defines:`), from the code that passed them. */
   async defineAbove(cell) {
     for (const ex of this.exercises) {
-      const above = ex.root.compareDocumentPosition(cell.section) & Node.DOCUMENT_POSITION_FOLLOWING;
+      const above = ex.cell !== cell && ex.root.compareDocumentPosition(cell.section) & Node.DOCUMENT_POSITION_FOLLOWING;
       if (above && ex.defines.length) await ex.defineForPage();
     }
   }
 
   /** The exercise above `cell` whose passing code defines `name`, if any. */
   exerciseDefining(name, cell) {
-    return this.exercises.find((ex) => ex.defines.includes(name)
+    return this.exercises.find((ex) => ex.cell !== cell && ex.defines.includes(name)
       && ex.root.compareDocumentPosition(cell.section) & Node.DOCUMENT_POSITION_FOLLOWING) || null;
   }
 

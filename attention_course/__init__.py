@@ -1,7 +1,8 @@
 """The attention course's part of the build (content/site.yml names it): its widget kinds (one folder each under
-widgets/), the option kinds they use (an example of the course's bank, one character), the Python package the
-browser's runtime ships (attention_core), the functions a code cell calls to show a widget, and the data its widgets
-read: the real model SmolLM2-135M-Instruct (smollm2/) and the Tang poems with the models trained on them (poems/)."""
+widgets/), the option kinds they use (an example of the course's bank, one character), the Python packages the
+browser's runtime ships (attention_core, and tang_poems: the poems for a training loop, browser/), the functions a
+code cell calls to show a widget, and the data its widgets read: the real model SmolLM2-135M-Instruct (smollm2/) and
+the Tang poems with the models trained on them (poems/)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from pathlib import Path
 import attention_core
 from builder.course import Course
 
+from .poems.browser_data import package_files as poem_files
 from .poems.corpus import LICENCE, POEM_MODELS, TANG_POEMS
 from .smollm2.store import RUNS
 from .smollm2.weights import MODEL
@@ -21,6 +23,8 @@ def setup(course: Course) -> None:
     for name, check in OPTION_KINDS.items():
         course.add_option_kind(name, check)
     course.add_browser_package(Path(attention_core.__file__).parent)
+    # the Tang poems for the hands-on module's training loop: module 04's split, sliced, made at build time
+    course.add_browser_package(Path(__file__).parent / "browser" / "tang_poems", data=poem_files)
     course.add_cell_widget("show_attention", "heatmap")  # attention_core.display
     course.add_cell_widget("show_row", "heatmap")
     for source in (MODEL, RUNS, TANG_POEMS, LICENCE, POEM_MODELS):  # builder/data_sources.py

@@ -137,7 +137,7 @@ def causal_self_attention(x: Tensor, layer: dict, n_heads: int) -> tuple[Tensor,
     k = split_heads(x @ layer["wk"], n_heads)
     v = split_heads(x @ layer["wv"], n_heads)
     d_head = q.shape[-1]
-    scores = (q @ k.transpose()) * (1.0 / math.sqrt(d_head))
+    scores = (q @ k.T) / math.sqrt(d_head)
     weights = scores.masked_fill(causal_mask(x.shape[1]), -np.inf).softmax(axis=-1)
     return merge_heads(weights @ v) @ layer["wo"], weights
 

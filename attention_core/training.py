@@ -202,12 +202,14 @@ def windows(n_targets: int, context: int) -> list[tuple[int, int, int]]:
     `context` inputs each: inputs ids[start:end], positions first … end − start − 1 of the window are scored. A
     sequence that fits is one window; a longer one moves on by context / 2, so every target sees at least
     context / 2 tokens before it (all of them while the sequence fits)."""
+    if context < 1:
+        raise ValueError(f"context must be at least 1, got {context}")
     if n_targets <= context:
         return [(0, n_targets, 0)]
     out = [(0, context, 0)]
     done = context
     while done < n_targets:
-        end = min(done + context // 2, n_targets)
+        end = min(done + max(context // 2, 1), n_targets)  # context 1: one target per window (0 would never end)
         out.append((end - context, end, done - (end - context)))
         done = end
     return out
@@ -250,10 +252,11 @@ class LiveCurve:
         references: dict[str, float] | None = None,
         x_label: str = "训练步数",
         y_label: str = "损失（nats）",
+        y_min: float | None = None,
         every: float = 0.5,
     ) -> None:
         self.title, self.names = str(title), [str(s) for s in series]
-        self.x_max, self.x_label, self.y_label = x_max, x_label, y_label
+        self.x_max, self.x_label, self.y_label, self.y_min = x_max, x_label, y_label, y_min
         self.references = [{"name": str(k), "value": float(v)} for k, v in (references or {}).items()]
         self.points: list[list[list[float]]] = [[] for _ in self.names]
         self.markers: list[dict[str, Any]] = []
@@ -307,7 +310,9 @@ class LiveCurve:
         return f"{head}第 {step} 步 · " + " · ".join(shown) + f" · 用时 {self.seconds:.1f} 秒"
 
     def data(self) -> dict[str, Any]:
+        bottom = {} if self.y_min is None else {"y_min": float(self.y_min)}  # else the axis starts at 0
         return {
+            **bottom,
             "title": self.title,
             "x_label": self.x_label,
             "y_label": self.y_label,

@@ -211,6 +211,20 @@ def _computed_poems(files: dict[str, bytes]) -> dict[str, Any]:
         return train_poems(files)
 
 
+def seen_letter_loss(task: dict[str, Any] = INDUCTION["task"]) -> float:
+    """The loss on the copyable positions of a model that knows only "the next letter is one of the segment's other
+    letters" and guesses evenly among them: ln(period − 1), averaged over the copyable positions of every period."""
+    periods = range(task["min_period"], task["max_period"] + 1)
+    counts = [task["length"] - p for p in periods]  # copyable positions of a sequence with this period
+    return float(sum(n * np.log(p - 1) for n, p in zip(counts, periods)) / sum(counts))
+
+
+def _smoothed(points: list[list[float]], width: int = 11) -> np.ndarray:
+    values = np.array([p[1] for p in points], dtype=float)
+    padded = np.pad(values, width // 2, mode="edge")
+    return np.convolve(padded, np.ones(width) / width, mode="valid")
+
+
 def reference_curve(name: str, build: Any = None) -> dict[str, Any]:
     """The `training-curve` widget's data for a run: the curve, its references and markers, and its quotes (named
     `<run> <number>`, e.g. ``{data}`training-curve induction crossed` ``)."""
@@ -219,6 +233,11 @@ def reference_curve(name: str, build: Any = None) -> dict[str, Any]:
         vocab = INDUCTION["task"]["vocab"]
         names = ["全部位置", "可以照抄的位置", "归纳得分"]
         best = max(range(len(r["induction"][-1])), key=lambda h: r["induction"][-1][h])
+        # two stretches of the copy loss (smoothed over 11 steps): down to what "one of the letters seen" gives,
+        # then from there to the threshold
+        bag = seen_letter_loss()
+        copy, score = _smoothed(r["points"][1]), _smoothed(r["points"][2])
+        slow_end = int(np.argmax(copy < bag))
         quotes = {
             "crossed": f"{r['crossed']}",
             "steps": f"{INDUCTION['steps']}",
@@ -232,6 +251,12 @@ def reference_curve(name: str, build: Any = None) -> dict[str, Any]:
             "params": f"{r['params']:,}",
             "copy_threshold": f"{COPY_LOSS}",
             "score_threshold": f"{INDUCTION_SCORE}",
+            "seen_letter_loss": f"{bag:.2f}",
+            "copy_start": f"{copy[0]:.2f}",
+            "slow_end": f"{slow_end}",
+            "fast_steps": f"{r['crossed'] - slow_end}",
+            "score_at_slow_end": f"{score[slow_end]:.2f}",
+            "score_at_crossed": f"{score[r['crossed']]:.2f}",
             "vocab": f"{vocab}",
             "length": f"{INDUCTION['task']['length']}",
             "min_period": f"{INDUCTION['task']['min_period']}",
@@ -280,6 +305,7 @@ def reference_curve(name: str, build: Any = None) -> dict[str, Any]:
     }
     return {
         "title": "唐诗（本站生成时训练的一次）",
+        "y_min": 4.0,
         "x_label": "训练步数",
         "y_label": "损失（nats）",
         "x_max": POEM_STEPS,

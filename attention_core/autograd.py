@@ -252,11 +252,11 @@ class Tensor:
                 return (self, da), (o, db)
             a2 = a[None, :] if a.ndim == 1 else a  # a vector is a 1 × n matrix …
             b2 = b[:, None] if b.ndim == 1 else b  # … or an n × 1 one
-            g2 = g
-            if a.ndim == 1:
-                g2 = np.expand_dims(g2, -2)
+            g2 = g  # put back the axes matmul dropped: b's column first, so that vector · vector (g a scalar) works
             if b.ndim == 1:
                 g2 = np.expand_dims(g2, -1)
+            if a.ndim == 1:
+                g2 = np.expand_dims(g2, -2)
             da = g2 @ np.swapaxes(b2, -1, -2)  # out = a·b: da = g·bᵀ, db = aᵀ·g
             db = np.swapaxes(a2, -1, -2) @ g2
             if a.ndim == 1:
@@ -338,11 +338,15 @@ class Tensor:
         return self._make(self.data.reshape(new), (self,), lambda g: ((self, g.reshape(self.shape)),), "reshape")
 
     def transpose(self, *axes: int) -> Tensor:
-        """Axes reordered (`np.transpose`); without axes, the last two are swapped — a matrix's transpose."""
+        """Axes reordered (`np.transpose`: as arguments or one tuple, negative ones counting from the end); without
+        axes, the last two are swapped — a matrix's transpose."""
+        if len(axes) == 1 and isinstance(axes[0], tuple | list):
+            axes = tuple(axes[0])
         if not axes:
             axes = (*range(self.ndim - 2), self.ndim - 1, self.ndim - 2) if self.ndim >= 2 else (0,)
-        back = tuple(np.argsort(axes))
-        return self._make(self.data.transpose(axes), (self,), lambda g: ((self, g.transpose(back)),), "transpose")
+        out = self.data.transpose(axes)  # checks the axes
+        back = tuple(np.argsort([a % self.ndim for a in axes]))  # the inverse permutation, of the axes as numbers ≥ 0
+        return self._make(out, (self,), lambda g: ((self, g.transpose(back)),), "transpose")
 
     def __getitem__(self, index: Any) -> Tensor:
         """Indexing as NumPy does it; the gradient is added back where each value came from (an index used
@@ -438,16 +442,15 @@ def parameters_of(obj: Any) -> list[Tensor]:
 def numerical_gradient(f: Callable[[], float], array: np.ndarray, eps: float = 1e-6) -> np.ndarray:
     """d f / d array by central differences, (f(a + ε) − f(a − ε)) / 2ε one entry at a time (`array` is changed
     in place and restored). Slow and approximate — which is why backward exists — but independent of it."""
-    grad = np.zeros_like(array, dtype=np.float64)
-    flat, out = array.reshape(-1), grad.reshape(-1)
-    for i in range(flat.size):
-        keep = flat[i]
-        flat[i] = keep + eps
+    grad = np.zeros(array.shape, dtype=np.float64)
+    for i in np.ndindex(array.shape):  # through `array`'s own index: reshape(-1) of a non-contiguous array is a copy
+        keep = array[i]
+        array[i] = keep + eps
         up = f()
-        flat[i] = keep - eps
+        array[i] = keep - eps
         down = f()
-        flat[i] = keep
-        out[i] = (up - down) / (2 * eps)
+        array[i] = keep
+        grad[i] = (up - down) / (2 * eps)
     return grad
 
 

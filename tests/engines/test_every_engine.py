@@ -313,3 +313,85 @@ def test_scrolling_up_from_a_heading_link_the_text_stays_put(driver, engines_htt
         assert len(jumps) > 6 and max(map(abs, jumps)) < 150, f"{driver.engine}: {jumps}"
     finally:
         driver.set_window_size(1280, 900)
+
+
+HANDS_ON = "module-08-build-transformer.html"
+
+# The learner's passing code of module 08's exercises, as a visit after they were solved finds it in the course
+# progress (the reference answers here); the page hands it to Python before the first cell runs.
+SOLVED_BEFORE = """
+const progress = {v: 1, pages: {'module-08-build-transformer': {exercises: {}}}};
+for (const root of document.querySelectorAll('.exercise[data-exercise-id]')) {
+  const code = root.querySelector('template.exercise-solution-template').content.querySelector('pre').textContent;
+  progress.pages['module-08-build-transformer'].exercises[root.dataset.exerciseId] =
+    {passed: true, attempts: 1, failures: 0, hints: 0, code: code.replace(/\\n$/, '')};
+}
+localStorage.setItem('attention-course:progress', JSON.stringify(progress));
+return Object.keys(progress.pages['module-08-build-transformer'].exercises).length;
+"""
+
+# Runs the cell with this id; done with its status and output once it has finished (or failed).
+RUN_CELL = """
+const [id, done] = [arguments[0], arguments[arguments.length - 1]];
+const cell = document.querySelector('#cell-' + id);
+cell.scrollIntoView({block: 'center'});
+const t0 = performance.now();
+cell.querySelector('[data-action="run"]').click();
+const timer = setInterval(() => {
+  const status = cell.querySelector('.cell-status').textContent;
+  if (/完成|出错|已停止/.test(status)) {
+    clearInterval(timer);
+    done({status, out: cell.querySelector('.cell-log').textContent, ms: performance.now() - t0});
+  }
+}, 100);
+"""
+
+# Starts the induction training, and 停止 once its live curve shows step `arguments[0]`.
+TRAIN_AND_STOP = """
+const [steps, done] = [arguments[0], arguments[arguments.length - 1]];
+const cell = document.querySelector('#cell-train-induction');
+cell.scrollIntoView({block: 'center'});
+cell.querySelector('[data-action="run"]').click();
+const t0 = performance.now();
+const timer = setInterval(() => {
+  const curve = cell.querySelector('.cell-widget[data-widget="training-curve"]');
+  const seen = [...((curve && curve.textContent) || '').matchAll(/第 (\\d+) 步/g)].map((m) => Number(m[1]));
+  const status = cell.querySelector('.cell-status').textContent;
+  if (/出错/.test(status)) {
+    clearInterval(timer);
+    done({error: status + cell.querySelector('.cell-log').textContent});
+  }
+  if (seen.length && Math.max(...seen) >= steps) {
+    clearInterval(timer);
+    const first = performance.now() - t0;
+    cell.querySelector('[data-action="stop"]').click();
+    const wait = setInterval(() => {  // the status, then the notice 停止 writes once the runtime has answered
+      const now = cell.querySelector('.cell-status').textContent;
+      if (/完成/.test(now) || (/已停止/.test(now) && !cell.querySelector('.cell-notice').hidden)) {
+        clearInterval(wait);
+        done({status: now, notice: cell.querySelector('.cell-notice').textContent, ms: first,
+              curve: curve.textContent});
+      }
+    }, 100);
+  }
+}, 100);
+"""
+
+
+@pytest.mark.parametrize("transport", ["http", "file"])
+def test_on_module_08_the_learners_model_trains_and_a_stop_keeps_it(driver, engines_http, engines_site, transport):
+    """The exercises' passing code from an earlier visit is handed to Python, the assembled model runs, the induction
+    training draws its live curve, 停止 in the middle ends the loop without restarting Python, and the next cell
+    uses the model trained so far."""
+    base = engines_http if transport == "http" else engines_site.resolve().as_uri() + "/"
+    where = f"{driver.engine} over {transport}"
+    open_page(driver, base + HANDS_ON)
+    assert driver.execute_script(SOLVED_BEFORE) == 6
+    open_page(driver, base + HANDS_ON)
+    result = driver.execute_async_script(RUN_CELL, "assemble")
+    assert "完成" in result["status"] and "logits： (1, 20, 12)" in result["out"], f"{where}: {result}"
+    result = driver.execute_async_script(TRAIN_AND_STOP, 20)
+    assert "error" not in result and "已停止" in result["status"], f"{where}: {result}"
+    assert "没有重启" in result["notice"] and "已停止" in result["curve"], f"{where}: {result}"
+    result = driver.execute_async_script(RUN_CELL, "induction-head")
+    assert "完成" in result["status"] and "最后一层各头的归纳得分" in result["out"], f"{where}: {result}"

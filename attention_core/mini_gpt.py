@@ -2,7 +2,7 @@
 hands-on module, where the learner writes each piece (the exercises' checks compare with these), and the model the
 build trains to draw the reference curves.
 
-Shapes: a batch of B sequences of T token ids; width d (`d_model`); h heads of d_head = d / h columns each; the
+Shapes: a batch of B sequences of T token ids; width d (`d_model`); h heads of d_k = d / h columns each (module 05's d_k); the
 feed-forward width d_ff; V tokens in the vocabulary. Matrices multiply from the right (x @ W), as module 05 writes.
 
     embed(params, x)                      (B, T) ids → (B, T, d): the token's row plus the position's row
@@ -46,7 +46,7 @@ class Config:
     d_ff: int = 64
 
     @property
-    def d_head(self) -> int:
+    def d_k(self) -> int:
         return self.d_model // self.n_heads
 
     def to_dict(self) -> dict[str, Any]:
@@ -136,8 +136,8 @@ def causal_self_attention(x: Tensor, layer: dict, n_heads: int) -> tuple[Tensor,
     q = split_heads(x @ layer["wq"], n_heads)
     k = split_heads(x @ layer["wk"], n_heads)
     v = split_heads(x @ layer["wv"], n_heads)
-    d_head = q.shape[-1]
-    scores = (q @ k.T) / math.sqrt(d_head)
+    d_k = q.shape[-1]
+    scores = (q @ k.T) / math.sqrt(d_k)
     weights = scores.masked_fill(causal_mask(x.shape[1]), -np.inf).softmax(axis=-1)
     return merge_heads(weights @ v) @ layer["wo"], weights
 

@@ -225,6 +225,13 @@ def _smoothed(points: list[list[float]], width: int = 11) -> np.ndarray:
     return np.convolve(padded, np.ones(width) / width, mode="valid")
 
 
+def _shown(points: list[list[float]]) -> list[list[float]]:
+    """The points the page embeds: what the widget draws (every k-th and the last), not every step."""
+    from attention_course.widgets.training_curve.widget import DRAW_POINTS, thin
+
+    return thin(points, DRAW_POINTS)
+
+
 def reference_curve(name: str, build: Any = None) -> dict[str, Any]:
     """The `training-curve` widget's data for a run: the curve, its references and markers, and its quotes (named
     `<run> <number>`, e.g. ``{data}`training-curve induction crossed` ``)."""
@@ -268,7 +275,7 @@ def reference_curve(name: str, build: Any = None) -> dict[str, Any]:
             "x_label": "训练步数",
             "y_label": "损失（nats）/ 归纳得分",
             "x_max": INDUCTION["steps"],
-            "series": [{"name": n, "points": p} for n, p in zip(names, r["points"])],
+            "series": [{"name": n, "points": _shown(p)} for n, p in zip(names, r["points"])],
             "references": [{"name": f"均匀乱猜 ln {vocab}", "value": round(float(np.log(vocab)), 4)}],
             "markers": [{"x": r["crossed"], "label": "归纳头出现"}] if r["crossed"] is not None else [],
             "status": f"第 {r['crossed']} 步越过门槛",
@@ -309,7 +316,7 @@ def reference_curve(name: str, build: Any = None) -> dict[str, Any]:
         "x_label": "训练步数",
         "y_label": "损失（nats）",
         "x_max": POEM_STEPS,
-        "series": [{"name": "训练损失", "points": r["points"][0]}],
+        "series": [{"name": "训练损失", "points": _shown(r["points"][0])}],
         "references": [
             {"name": "二元模型", "value": round(float(models["bigram"]["nll"]), 4)},
             {"name": "MLP", "value": round(float(models["mlp"]["nll"]), 4)},

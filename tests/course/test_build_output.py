@@ -250,6 +250,8 @@ def test_each_page_loads_the_scripts_of_its_own_widget_kinds_only(course_site):
     for page in course_site.glob("*.html"):
         html = page.read_text(encoding="utf-8")
         kinds = set(re.findall(r'<div class="widget widget-[\w-]+" data-widget="([\w-]+)"', html))
+        if re.search(r"^show_(?:attention|row)\(", html, re.M):  # a code cell calls it: the heatmap it shows
+            kinds.add("heatmap")
         scripts = re.findall(r'<script src="assets/widget-([\w-]+)\.js\?v=[0-9a-f]{10}" defer>', html)
         lazy = re.search(r'<script type="application/json" id="lazy-widget-scripts">(.*?)</script>', html)
         lazy_kinds = json.loads(lazy.group(1)) if lazy else {}

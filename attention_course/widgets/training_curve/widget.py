@@ -40,7 +40,7 @@ MAX_REFERENCES = 4
 MAX_MARKERS = 3
 MAX_TEXT = 200  # title, axis labels, status
 MAX_NAME = 60  # a series', reference's or marker's name
-DRAW_POINTS = 600  # a drawn series keeps every k-th point and the last: at most this many (widget.js the same)
+DRAW_POINTS = 200  # a drawn series keeps every k-th point and the last: at most this many (widget.js the same)
 TABLE_ROWS = 12  # the data table: every k-th x and the last (widget.js the same)
 KEYS = {
     "title",

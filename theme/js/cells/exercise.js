@@ -329,10 +329,10 @@ export class ExerciseView {
       for (const check of verdict.checks) this.list.appendChild(this.item(check));
       if (verdict.error) summary = t("exercise_verdict_checks_error", { message: verdict.error.message });
       else if (verdict.ok) summary = t("exercise_verdict_pass", { total: verdict.total });
+      else summary = t("exercise_verdict_fail", { passed: verdict.passed, total: verdict.total });
       if (verdict.ok && verdict.defined && verdict.defined.length) {
         summary += ` ${t("exercise_defined", { names: verdict.defined.join("、") })}`;
       }
-      else summary = t("exercise_verdict_fail", { passed: verdict.passed, total: verdict.total });
     }
     this.list.hidden = !this.list.children.length;
     const missing = this.missingFromAbove(verdict);

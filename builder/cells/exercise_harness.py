@@ -5,26 +5,18 @@ where an exercise with `:defines:` stands, the exercises stage runs `harness_cod
 
 from __future__ import annotations
 
-import ast
 import json
 
 from ..model import Exercise
 
 
 def imports_of(*sources: str) -> list[str]:
-    """Top-level module names these sources import (the worker loads those packages before a check runs)."""
-    names: set[str] = set()
-    for source in sources:
-        try:
-            tree = ast.parse(source)
-        except SyntaxError:
-            continue
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Import):
-                names.update(a.name.split(".")[0] for a in node.names)
-            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-                names.add(node.module.split(".")[0])
-    return sorted(names)
+    """Top-level module names these sources import (the worker loads those packages before a check runs): the
+    cells' own rule (cell_runtime.imports_of), over every source."""
+    from .executor import _browser_executor
+
+    read = _browser_executor().imports_of
+    return sorted({name for source in sources for name in read(source)})
 
 
 def harness_code(

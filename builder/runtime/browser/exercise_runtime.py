@@ -296,11 +296,7 @@ def check(payload: str, page: dict | None = None) -> Verdict:
     """Run the learner's code, then the checks → a Verdict (see the module's docstring)."""
     started = time.perf_counter()
     data = json.loads(payload)
-    code_file = CODE_FILE.format(id=data.get("id", "x"))
-    code = data.get("code", "")
-    _remember(code_file, code)
-    learner = {"__name__": "__main__", "__builtins__": builtins, "__doc__": None}
-    learner.update(_from_page(data.get("uses", []), page))
+    code_file, code, learner = _learners_code(data, page)
     verdict = Verdict(ok=False, error=None, checks=[], passed=0, total=0)
     try:
         exec(stoppable(compile(code, code_file, "exec")), learner)
@@ -323,6 +319,16 @@ def check(payload: str, page: dict | None = None) -> Verdict:
         verdict["defined"] = _hand_to_page(learner, data["defines"], page)
     verdict["seconds"] = round(time.perf_counter() - started, 4)
     return verdict
+
+
+def _learners_code(data: dict, page: dict | None) -> tuple[str, str, dict]:
+    """(file name, code, a fresh namespace that holds the names of the exercises above it uses)."""
+    code_file = CODE_FILE.format(id=data.get("id", "x"))
+    code = data.get("code", "")
+    _remember(code_file, code)
+    learner = {"__name__": "__main__", "__builtins__": builtins, "__doc__": None}
+    learner.update(_from_page(data.get("uses", []), page))
+    return code_file, code, learner
 
 
 def _from_page(names: list[str], page: dict | None) -> dict:
@@ -352,11 +358,7 @@ def define(payload: str, page: dict | None = None) -> Verdict:
     """Run code that passed this exercise before (payload: JSON {id, code, defines, uses}) and hand its `defines`
     to the page, without the checks → Verdict {ok, defined, error}."""
     data = json.loads(payload)
-    code_file = CODE_FILE.format(id=data.get("id", "x"))
-    code = data.get("code", "")
-    _remember(code_file, code)
-    learner = {"__name__": "__main__", "__builtins__": builtins, "__doc__": None}
-    learner.update(_from_page(data.get("uses", []), page))
+    code_file, code, learner = _learners_code(data, page)
     try:
         exec(stoppable(compile(code, code_file, "exec")), learner)
     except KeyboardInterrupt:

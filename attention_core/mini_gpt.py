@@ -2,8 +2,9 @@
 hands-on module, where the learner writes each piece (the exercises' checks compare with these), and the model the
 build trains to draw the reference curves.
 
-Shapes: a batch of B sequences of T token ids; width d (`d_model`); h heads of d_k = d / h columns each (module 05's d_k); the
-feed-forward width d_ff; V tokens in the vocabulary. Matrices multiply from the right (x @ W), as module 05 writes.
+Shapes: a batch of B sequences of T token ids; width d (`d_model`); h heads of d_k = d / h columns each (module
+05's d_k); the feed-forward width d_ff; V tokens in the vocabulary. Matrices multiply from the right (x @ W), as
+module 05 writes.
 
     embed(params, x)                      (B, T) ids → (B, T, d): the token's row plus the position's row
     rms_norm(x, gain)                     x / √(mean(x²) + ε) · gain, over the last axis

@@ -261,7 +261,7 @@ class LiveCurve:
         self.points: list[list[list[float]]] = [[] for _ in self.names]
         self.markers: list[dict[str, Any]] = []
         self.every = every
-        self.started = time.perf_counter()
+        self.started: float | None = None  # the first point of this run of the loop (用时 counts from there)
         self.last_draw = -math.inf
         self.last_pause = -math.inf
         self.status = ""
@@ -270,13 +270,15 @@ class LiveCurve:
 
     @property
     def seconds(self) -> float:
-        return time.perf_counter() - self.started
+        return 0.0 if self.started is None else time.perf_counter() - self.started
 
     def add(self, step: int, *values: float) -> _Breath:
         """Record one point per series at `step` (as many values as series; None skips one) and redraw the chart when
         `every` seconds have passed. `await` it: the page can then stop the loop here (see the module's docstring)."""
         if len(values) != len(self.names):
             raise ValueError(f"curve.add(step, …) needs {len(self.names)} values ({', '.join(self.names)})")
+        if self.started is None or self.done:  # a first point, or a loop run again after finish(): the clock starts
+            self.started = time.perf_counter()
         self.done = False  # a curve that goes on after finish() (a loop run again) is live again
         for points, value in zip(self.points, values):
             if value is None:

@@ -53,8 +53,8 @@ def measure(browser, base: str, page_name: str, exercise: str, runs: int) -> dic
     page.locator(sel).scroll_into_view_if_needed()
     cold = page.evaluate(CLICK_TO_VERDICT, [sel, None])
     solution = page.evaluate(
-        "sel => document.querySelector(sel + ' template.exercise-solution-template')"
-        ".content.textContent.replace(/\\n$/, '')",
+        "sel => window.Course.cells.exercises.find((e) => e.root.matches(sel)).loadExtras()"
+        ".then((x) => x.solution.replace(/\\n$/, ''))",
         sel,
     )
     starter = page.evaluate(

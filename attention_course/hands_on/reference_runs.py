@@ -225,11 +225,49 @@ def _smoothed(points: list[list[float]], width: int = 11) -> np.ndarray:
     return np.convolve(padded, np.ones(width) / width, mode="valid")
 
 
-def _shown(points: list[list[float]]) -> list[list[float]]:
-    """The points the page embeds: what the widget draws (every k-th and the last), not every step."""
-    from attention_course.widgets.training_curve.widget import DRAW_POINTS, thin
+TIMINGS = Path(__file__).with_name("browser_timings.json")  # bench/training_bench.py --page-numbers writes it
 
-    return thin(points, DRAW_POINTS)
+
+def _timings() -> dict[str, Any]:
+    """How long the page's trainings took in the browsers (medians of bench/training_bench.py, committed with when,
+    the machine and its load): desktop Chromium, Firefox and WebKit over http and file://, and a phone profile."""
+    return json.loads(TIMINGS.read_text("utf-8"))
+
+
+def _span(values: list[float], digits: int = 0) -> str:
+    """'8–12' (or one number when they round alike)."""
+    low, high = (f"{v:.{digits}f}" for v in (min(values), max(values)))
+    return low if low == high else f"{low}–{high}"
+
+
+def _timing_quotes() -> dict[str, str]:
+    t = _timings()
+    desktop = list(t["desktop"]["medians"].values())
+    phone = list(t["phone"]["medians"].values())
+    steps, long_steps = POEMS["steps"], POEMS["long_steps"]
+    return {
+        "desktop_threshold_s": _span([m["induction_threshold_s"] for m in desktop]),
+        "desktop_done_s": _span([m["induction_done_s"] for m in desktop]),
+        "desktop_poem_s": _span([steps / m["poem_steps_per_s"] for m in desktop]),
+        "desktop_long_minutes": _span([long_steps / m["poem_steps_per_s"] / 60 for m in desktop], 1),
+        "desktop_first_point_s": _span([m["poem_first_point_s"] for m in desktop], 1),
+        "phone_threshold_s": _span([m["induction_threshold_s"] for m in phone]),
+        "phone_done_s": _span([m["induction_done_s"] for m in phone]),
+        "phone_poem_minutes": _span([steps / m["poem_steps_per_s"] / 60 for m in phone], 1),
+        "phone_first_point_s": _span([m["poem_first_point_s"] for m in phone], 1),
+        "measured": f"{t['desktop']['measured'][:10]}，{t['desktop']['cores']} 核的机器",
+    }
+
+
+SHOWN_POINTS = 60  # a reference curve in the page: its shape at a glance (the page's first view stays light)
+
+
+def _shown(points: list[list[float]]) -> list[list[float]]:
+    """The points the page embeds: every k-th and the last, at most SHOWN_POINTS (the numbers the prose quotes come
+    from every step)."""
+    from attention_course.widgets.training_curve.widget import thin
+
+    return thin(points, SHOWN_POINTS)
 
 
 def reference_curve(name: str, build: Any = None) -> dict[str, Any]:
@@ -280,7 +318,7 @@ def reference_curve(name: str, build: Any = None) -> dict[str, Any]:
             "markers": [{"x": r["crossed"], "label": "归纳头出现"}] if r["crossed"] is not None else [],
             "status": f"第 {r['crossed']} 步越过门槛",
             "done": True,
-            "quotes": {f"induction {k}": v for k, v in quotes.items()},
+            "quotes": {f"induction {k}": v for k, v in {**quotes, **_timing_quotes()}.items()},
         }
     models = r["models"]
     quotes = {
@@ -325,7 +363,7 @@ def reference_curve(name: str, build: Any = None) -> dict[str, Any]:
         "markers": [],
         "status": f"第 {POEM_STEPS} 步 · 验证集困惑度 {r['ppl']:.0f}",
         "done": True,
-        "quotes": {f"poems {k}": v for k, v in quotes.items()},
+        "quotes": {f"poems {k}": v for k, v in {**quotes, **_timing_quotes()}.items()},
     }
 
 

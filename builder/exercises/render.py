@@ -1,9 +1,10 @@
 """An exercise as HTML: its title and task, an editor holding the starter code (the structure of a code cell, so the
-cells' controller gives it CodeMirror, edits kept across visits and Stop), the public checks, and what the learner
-earns later — hints and the reference solution — in inert <template>s that theme/js/cells/exercise.js opens one at
-a time; the hidden checks are in the block's JSON, obfuscated (a static site cannot keep a secret: this is not
-grading). The words are the theme's (theme/strings.yml, `exercise_…`); the page's first exercise carries them for
-the script."""
+cells' controller gives it CodeMirror, edits kept across visits and Stop) and its buttons. What the learner opens
+later — the public checks, the hints, the reference solution — and what 检查 runs (the checks, the hidden checks
+obfuscated: a static site cannot keep a secret, this is not grading) are not in the page: they are the exercise's
+data script (`assets/exercises/<id>-<hash>.js`, `Course.exercises.d<hash>`), which theme/js/cells/exercise.js loads
+when the exercise nears the view or the learner acts — a page of six exercises keeps its first view light. The words
+are the theme's (theme/strings.yml, `exercise_…`); the page's first exercise carries them for the script."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from markdown_it import MarkdownIt
 from markdown_it.common.utils import escapeHtml
 
 from .. import strict_yaml
+from ..bundle import browser_data_script
 from ..cells.render import highlight_cell_source
 from ..markdown.directive import render_inline_tokens
 from ..markdown.exercise import ExerciseBlock
@@ -81,18 +83,21 @@ def render_exercise(block: ExerciseBlock, env: dict, md: MarkdownIt) -> str:
     )
     public = (
         f'<details class="exercise-public"><summary>{escapeHtml(ui["exercise_public_checks"])}</summary>'
-        f'<pre class="exercise-code" tabindex="0"><code class="language-python">{highlight_cell_source(ex.checks)}'
-        "</code></pre></details>"
+        '<pre class="exercise-code" tabindex="0"><code class="language-python"></code></pre></details>'
     )
     total = len(block.hints)
-    hints = "".join(
-        f'<template class="exercise-hint-template">{md.renderer.render(tokens, md.options, env)}</template>'
-        for tokens in block.hints
-    )
-    solution = (
-        f'<template class="exercise-solution-template"><pre class="exercise-code" tabindex="0">'
-        f'<code class="language-python">{highlight_cell_source(ex.solution)}</code></pre></template>'
-    )
+    extras = {  # loaded with the exercise's data script, not part of the page's first view
+        "checks": ex.checks,
+        "hidden": obfuscate(ex.hidden),
+        "checks_html": highlight_cell_source(ex.checks),
+        "hints": [md.renderer.render(tokens, md.options, env) for tokens in block.hints],
+        "solution": ex.solution,
+        "solution_html": highlight_cell_source(ex.solution),
+    }
+    extras_json = in_script(json.dumps(extras, ensure_ascii=False, sort_keys=True))
+    key = hashlib.sha256(extras_json.encode()).hexdigest()[:12]
+    extras_path = f"assets/exercises/{ex.id}-{key}.js"
+    parse_context(env).facts.files[extras_path] = browser_data_script("exercises", f"d{key}", extras_json)
     first_hint = escapeHtml(ui["exercise_hint_button"].replace("{n}", "1").replace("{total}", str(total)))
     help_bar = (
         f'<div class="exercise-help" role="group" aria-label="{escapeHtml(ui["exercise"])}">'
@@ -114,10 +119,9 @@ def render_exercise(block: ExerciseBlock, env: dict, md: MarkdownIt) -> str:
     )
     data = {
         "id": ex.id,
-        "checks": ex.checks,
-        "hidden": obfuscate(ex.hidden),
         "imports": imports_of(ex.starter, ex.checks, ex.hidden, ex.solution),
         "hints": total,
+        "extras": {"data": extras_path, "key": key},
         **({"defines": list(ex.defines)} if ex.defines else {}),
         **({"uses": list(ex.uses)} if ex.uses else {}),
     }
@@ -139,7 +143,6 @@ def render_exercise(block: ExerciseBlock, env: dict, md: MarkdownIt) -> str:
         '<div class="exercise-solution-body"></div>'
         '<button type="button" class="cell-btn" data-exercise-action="use-solution">'
         f"{escapeHtml(ui['exercise_use_solution'])}</button></div>"
-        f"{hints}{solution}"
         f'<script type="application/json" class="exercise-data">{in_script(json.dumps(data, ensure_ascii=False))}'
         "</script>"
         f"{strings}</div>\n"

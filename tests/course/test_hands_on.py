@@ -143,3 +143,17 @@ def test_one_of_the_letters_seen_scores_the_loss_the_prose_quotes():
 def test_the_slice_scores_the_models_almost_as_the_whole_held_out_set():
     quotes = reference_runs.reference_curve("poems")["quotes"]
     assert float(quotes["poems slice_gap"].rstrip("%")) < 3.0
+
+
+def test_the_times_the_page_quotes_were_measured_in_every_engine_and_transport_and_as_a_phone():
+    """The page's training times come from bench/training_bench.py's medians (browser_timings.json), taken in
+    Chromium, Firefox and WebKit over http and file://, and in the phone profile; each within the issue's budgets."""
+    timings = reference_runs._timings()
+    desktop = timings["desktop"]["medians"]
+    assert set(desktop) == {f"{e} {t}" for e in ("chromium", "firefox", "webkit") for t in ("http", "file")}
+    assert timings["phone"]["medians"] and timings["desktop"]["runs"] >= 3 and timings["phone"]["runs"] >= 3
+    for key, m in desktop.items():
+        assert m["induction_threshold_s"] <= (30 if key.startswith("chromium") else 60), key
+        assert m["poem_first_point_s"] <= 2, key
+    quotes = reference_runs.reference_curve("induction")["quotes"]
+    assert quotes["induction desktop_done_s"] and quotes["induction phone_done_s"]

@@ -338,3 +338,20 @@ def read_through(page, patience_ms: int = 8000) -> None:
         y += step
         height = page.evaluate("document.documentElement.scrollHeight")
     page.evaluate("window.scrollTo(0, 0)")
+
+
+def exercise_solutions(site: Path, page: str) -> dict[str, str]:
+    """The reference solutions of a page's exercises, as the page loads them (each exercise's data script,
+    builder/exercises/render.py): {exercise id: code}."""
+    import re
+
+    from builder.bundle import browser_data_prefix
+
+    text = (site / page).read_text("utf-8")
+    out = {}
+    for raw in re.findall(r'<script type="application/json" class="exercise-data">(.*?)</script>', text, re.S):
+        data = json.loads(raw)
+        script = (site / data["extras"]["data"]).read_text("utf-8")
+        prefix = browser_data_prefix("exercises", f"d{data['extras']['key']}")
+        out[data["id"]] = json.loads(script.removeprefix(prefix).rstrip().removesuffix(";"))["solution"].rstrip("\n")
+    return out

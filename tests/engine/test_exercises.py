@@ -159,8 +159,10 @@ def test_a_good_exercise_builds_into_the_page_with_its_hidden_checks_out_of_sigh
     build(make_content.dir, tmp_path / "site", cache_dir=tmp_path / "cache")
     html = (tmp_path / "site" / "ex.html").read_text("utf-8")
     assert 'id="exercise-softmax-list"' in html and 'data-exercise="softmax-list"' in html
-    assert "check_large" not in html and obfuscate(HIDDEN) in html  # out of sight, not secret
-    assert html.count('class="exercise-hint-template"') == 1 and 'class="exercise-strings"' in html
+    data = json.loads(re.search(r'<script type="application/json" class="exercise-data">(.*?)</script>', html).group(1))
+    script = (tmp_path / "site" / data["extras"]["data"]).read_text("utf-8")  # hints, checks: loaded when needed
+    assert "check_large" not in html + script and obfuscate(HIDDEN) in script  # out of sight, not secret
+    assert script.count('"hints": [') == 1 and 'class="exercise-strings"' in html
     data = json.loads(re.search(r'<script type="application/json" id="course-data">(.*?)</script>', html).group(1))
     assert data["pages"][0]["exercises"] == ["softmax-list"]
     assert "assets/cells.js" in html or "cells.js" in html  # the editor and the runtime come with the cells' script

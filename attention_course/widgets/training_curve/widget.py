@@ -41,7 +41,7 @@ MAX_MARKERS = 3
 MAX_TEXT = 200  # title, axis labels, status
 MAX_NAME = 60  # a series', reference's or marker's name
 DRAW_POINTS = 200  # a drawn series keeps every k-th point and the last: at most this many (widget.js the same)
-TABLE_ROWS = 12  # the data table: every k-th x and the last (widget.js the same)
+TABLE_ROWS = 8  # the data table: every k-th x and the last (widget.js the same)
 KEYS = {
     "title",
     "x_label",
@@ -485,12 +485,13 @@ def table_caption(d: dict) -> str:
 
 
 def fallback(d: dict) -> str:
+    """The content without JavaScript (and until the chart is drawn): a compact table of the curve, like the other
+    widgets' tables; `curve_svg` draws the chart itself for print and other uses (a chart in
+    every page's HTML would weigh on the page's first view)."""
     notes = notes_text(d)
     status = d.get("status")
     return (
         f'<p class="tc-title">{escapeHtml(d.get("title") or DEFAULT_TITLE)}</p>'
-        '<div class="heat-scroll tc-static-scroll">'
-        f"{curve_svg(d)}</div>"
         + (f'<p class="tc-status">{escapeHtml(status)}</p>' if status else "")
         + table_html(d, f"数据表：{table_caption(d)}")
         + (f'<p class="widget-caption tc-notes">{escapeHtml(notes)}</p>' if notes else "")

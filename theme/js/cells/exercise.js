@@ -7,7 +7,10 @@
 // opens by itself after a failed check), the reference solution after a pass, after three failed checks, or when
 // the learner asks and confirms that asking is recorded. What the learner earned is kept in the course progress
 // (site/progress.js: `exercises` of the page's record) and restored on the next visit; 重置这道练习 forgets it.
+// The checks, the hints, the solution and the public checks' highlighted code are the exercise's data script
+// (builder/exercises/render.py), loaded when the exercise nears the view or at the learner's first action on it.
 import { loadProgress, storageAvailable, updatePage, PROGRESS_EVENT } from "../site/progress.js";
+import { loadDataScript } from "../widgets/data-script.js";
 
 export const FAILS_BEFORE_SOLUTION = 3;
 
@@ -64,7 +67,8 @@ export class ExerciseView {
     this.result = root.querySelector(".exercise-result");
     this.list = root.querySelector(".exercise-checks");
     this.hintsBox = root.querySelector(".exercise-hints");
-    this.hintTemplates = [...root.querySelectorAll("template.exercise-hint-template")];
+    this.hintCount = this.data.hints || 0;
+    this.extras = null; // the data script's content, once loaded
     this.solutionBox = root.querySelector(".exercise-solution");
     this.stateLabel = root.querySelector(".exercise-state");
     this.confirmBox = root.querySelector(".exercise-confirm");
@@ -77,7 +81,32 @@ export class ExerciseView {
     this.confirmBox.addEventListener("keydown", (e) => { if (e.key === "Escape") this.act("solution-no"); });
     this.defines = this.data.defines || []; // names its passing code hands to the page's cells
     this.definedGeneration = -1; // the page's namespace (generation) that holds them
+    this.publicChecks = root.querySelector(".exercise-public");
+    this.publicChecks.addEventListener("toggle", () => { if (this.publicChecks.open) this.loadExtras().catch(() => {}); });
     this.restore();
+    this.loadNearView();
+  }
+
+  /** The exercise's checks, hints and solution (its data script), loaded once; the public checks filled in. */
+  loadExtras() {
+    if (!this.extrasLoading) {
+      this.extrasLoading = loadDataScript("exercises", this.data.extras).then((extras) => {
+        this.extras = extras;
+        const code = this.publicChecks.querySelector("code");
+        if (code && !code.childNodes.length) code.innerHTML = extras.checks_html; // the build's highlighted code
+        return extras;
+      });
+      this.extrasLoading.catch(() => { this.extrasLoading = null; }); // asked again, loaded again
+    }
+    return this.extrasLoading;
+  }
+
+  loadNearView() {
+    if (typeof IntersectionObserver !== "function") { this.loadExtras().catch(() => {}); return; }
+    const io = new IntersectionObserver((entries) => {
+      if (entries.some((e) => e.isIntersecting)) { io.disconnect(); this.loadExtras().catch(() => {}); }
+    }, { rootMargin: "200px 0px" }); // in view, or about to be: there before the learner can act on it
+    io.observe(this.root);
   }
 
   /** The code that passed, kept for the next visit when this exercise hands names to the page. */
@@ -119,14 +148,21 @@ export class ExerciseView {
     this.sync();
   }
 
-  /** Show what the learner has earned so far (on load, and after every change). */
+  /** Show what the learner has earned so far (on load, and after every change); hints and the solution once the
+   *  exercise's data script is there. */
   restore() {
     const rec = this.record();
     this.hintsBox.replaceChildren();
-    for (let i = 0; i < Math.min(rec.hints || 0, this.hintTemplates.length); i++) this.showHint(i, false);
     this.solutionBox.hidden = true;
-    if (this.solutionEarned(rec) || rec.solution === "asked") this.showSolution(false);
     this.sync();
+    if (!(rec.hints > 0) && !this.solutionEarned(rec) && rec.solution !== "asked") return;
+    this.loadExtras().then(() => {
+      const now = this.record();
+      this.hintsBox.replaceChildren();
+      for (let i = 0; i < Math.min(now.hints || 0, this.hintCount); i++) this.showHint(i, false);
+      if (this.solutionEarned(now) || now.solution === "asked") this.showSolution(false);
+      this.sync();
+    }, () => {});
   }
 
   solutionEarned(rec) {
@@ -135,7 +171,7 @@ export class ExerciseView {
 
   sync() {
     const rec = this.record();
-    const total = this.hintTemplates.length;
+    const total = this.hintCount;
     const opened = Math.min(rec.hints || 0, total);
     const hint = this.buttons.hint;
     hint.hidden = opened >= total;
@@ -157,16 +193,17 @@ export class ExerciseView {
     else if (action === "solution-yes") {
       this.save((r) => { r.solution = "asked"; });
       this.closeConfirm(false);
-      this.showSolution(true);
+      this.loadExtras().then(() => this.showSolution(true), () => {});
     } else if (action === "solution-no") this.closeConfirm(true);
     else if (action === "use-solution") this.cell.setCode(this.solutionCode());
     else if (action === "reset") this.reset();
   }
 
-  nextHint(focus = true) {
+  async nextHint(focus = true) {
     const rec = this.record();
-    const n = Math.min(rec.hints || 0, this.hintTemplates.length);
-    if (n >= this.hintTemplates.length) return;
+    const n = Math.min(rec.hints || 0, this.hintCount);
+    if (n >= this.hintCount) return;
+    await this.loadExtras();
     this.save((r) => { r.hints = n + 1; });
     this.showHint(n, focus);
   }
@@ -177,15 +214,17 @@ export class ExerciseView {
     box.tabIndex = -1;
     const title = document.createElement("p");
     title.className = "exercise-hint-title";
-    title.textContent = t("exercise_hint", { n: index + 1, total: this.hintTemplates.length });
-    box.append(title, this.hintTemplates[index].content.cloneNode(true));
+    title.textContent = t("exercise_hint", { n: index + 1, total: this.hintCount });
+    const hint = document.createElement("template");
+    hint.innerHTML = this.extras.hints[index]; // the build's own HTML (Markdown and KaTeX), like the page's
+    box.append(title, hint.content);
     box.setAttribute("aria-label", title.textContent);
     this.hintsBox.appendChild(box);
     if (focus) box.focus();
   }
 
-  askSolution() {
-    if (this.solutionEarned(this.record())) { this.showSolution(true); return; }
+  async askSolution() {
+    if (this.solutionEarned(this.record())) { await this.loadExtras(); this.showSolution(true); return; }
     this.confirmBox.hidden = false;
     this.buttons.solution.setAttribute("aria-expanded", "true");
     this.buttons["solution-no"].focus();
@@ -198,13 +237,19 @@ export class ExerciseView {
   }
 
   solutionCode() {
-    const pre = this.root.querySelector("template.exercise-solution-template").content.querySelector("pre");
-    return pre.textContent.replace(/\n$/, "");
+    return this.extras.solution.replace(/\n$/, "");
   }
 
   showSolution(focus) {
     const body = this.solutionBox.querySelector(".exercise-solution-body");
-    body.replaceChildren(this.root.querySelector("template.exercise-solution-template").content.cloneNode(true));
+    const pre = document.createElement("pre");
+    pre.className = "exercise-code";
+    pre.tabIndex = 0;
+    const code = document.createElement("code");
+    code.className = "language-python";
+    code.innerHTML = this.extras.solution_html; // the build's highlighted code
+    pre.appendChild(code);
+    body.replaceChildren(pre);
     this.solutionBox.hidden = false;
     this.buttons.solution.hidden = true;
     if (focus) {
@@ -238,10 +283,13 @@ export class ExerciseView {
     const page = this.page;
     if (!page.runtime) return Promise.resolve({ ok: false });
     cell.output.setStatus(t("exercise_checking"), "queued");
+    const extras = this.loadExtras(); // the checks: usually here already (loaded near the view)
+    extras.catch(() => {});
     cell.buttons.stop.hidden = false;
     cell.buttons.stop.disabled = false;
     return page.enqueue(async () => {
       try {
+        await extras;
         await page.ensureLoaded([cell]);
         await page.defineAbove(cell); // the learner's own pieces from the exercises above, which this one may use
       } catch (err) {
@@ -268,7 +316,8 @@ export class ExerciseView {
     const started = performance.now();
     let r;
     try {
-      r = await this.page.runtime.run(harnessCode({ ...this.data, defines: this.defines, code: cell.code, hidden: reveal(this.data.hidden) }), {
+      const { checks, hidden } = this.extras;
+      r = await this.page.runtime.run(harnessCode({ ...this.data, checks, defines: this.defines, code: cell.code, hidden: reveal(hidden) }), {
         cell: `exercise-${this.id}`,
         onStdout: (text) => cell.output.append("stdout", text),
         onStderr: (text) => cell.output.append("stderr", text),
@@ -340,7 +389,7 @@ export class ExerciseView {
     const rec = this.record();
     if (!verdict.ok) {
       const left = FAILS_BEFORE_SOLUTION - failures;
-      if (!rec.hints && this.hintTemplates.length) this.nextHint(false); // a wrong attempt brings the first hint
+      if (!rec.hints && this.hintCount) this.nextHint(false); // a wrong attempt brings the first hint
       if (left > 0 && !rec.passed && rec.solution !== "asked") summary += ` ${t("exercise_solution_after", { n: left })}`;
     }
     const opens = this.solutionBox.hidden && this.solutionEarned(this.record());

@@ -6,8 +6,8 @@ Each round opens every engine × transport in a fresh browser (cold: nothing cac
 exercises in the course progress as passed with their reference solutions (localStorage, written from the site's
 404 page of the same origin, so the course page's first visit is still cold), opens the page and clicks, in order:
 
-* `autograd-first`, the page's first cell — `python_start_s`: click → its output shown (Python starts; the cell
-  imports the `np` that `assemble` uses: the exercises hand the page their functions, not their imports);
+* `autograd-first`, the page's first cell — `python_start_s`: click → its output shown (Python starts, NumPy is
+  imported);
 * `assemble` — `assemble_s`: click → its output shown (the six exercises' passing code is handed to the page, the
   cell runs); `python_ready_s` is the sum of the two;
 * `train-induction` (300 steps) — `induction_first_point_s` (click → the live curve mounted, `data-ready`),

@@ -26,6 +26,7 @@ import numpy as np
 from attention_core import autograd, mini_gpt, training
 from builder import cache as cachestore
 from builder import progress
+from builder.numerics import one_blas_thread
 
 INDUCTION = {
     "task": {"vocab": 12, "length": 20, "min_period": 3, "max_period": 7, "seed": 0},
@@ -202,12 +203,13 @@ def _whole_held_out_nll(options: Any) -> dict[str, float]:
 
 
 def _computed_induction() -> dict[str, Any]:
-    with progress.step("the hands-on module: training the repeated-sequence model"):
+    # one BLAS thread wherever it is computed (the build, a test): the same floats on every machine
+    with progress.step("the hands-on module: training the repeated-sequence model"), one_blas_thread():
         return train_induction()
 
 
 def _computed_poems(files: dict[str, bytes]) -> dict[str, Any]:
-    with progress.step("the hands-on module: training the small poem model (about a minute)"):
+    with progress.step("the hands-on module: training the small poem model (about a minute)"), one_blas_thread():
         return train_poems(files)
 
 

@@ -34,6 +34,7 @@ from builder.errors import Problems
 from builder.markdown.code_cell import code_cell_plugin
 from builder.markdown.exercise import exercise_plugin
 from builder.model import BuildOptions, Cell, ParseContext
+from builder.numerics import one_blas_thread
 from tests.conftest import ROOT
 
 PAGE = ROOT / "content" / "module-08-build-transformer.md"
@@ -86,7 +87,14 @@ def run_page(poems_package):
     exercises = _module("exercise_runtime", EXERCISE_RUNTIME)
     namespace: dict = {"__name__": "__main__"}
     printed: dict[str, str] = {}
-    for item in page_items():
+    with one_blas_thread():  # as the build: the same floats as its reference runs
+        run_items(page_items(), cells, namespace, printed)
+    assert exercises is not None
+    return namespace, printed
+
+
+def run_items(items, cells, namespace: dict, printed: dict) -> None:
+    for item in items:
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
             if isinstance(item, Cell):
@@ -99,8 +107,6 @@ def run_page(poems_package):
                 assert all(name in namespace for name in item.defines), item.id
         if isinstance(item, Cell):
             printed[item.id] = out.getvalue()
-    assert exercises is not None
-    return namespace, printed
 
 
 def test_the_induction_cell_is_the_reference_run_and_crosses_the_threshold(run_page):
